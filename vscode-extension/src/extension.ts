@@ -1,0 +1,219 @@
+// A thin client: it starts the aoti-lsp server and forwards settings.
+// Diagnostics, quick fixes, hover and "fix all" all come from the server.
+import * as vscode from 'vscode';
+import {
+    DidChangeConfigurationNotification,
+    LanguageClient,
+    LanguageClientOptions,
+    RevealOutputChannelOn,
+    ServerOptions,
+    State,
+    TransportKind,
+} from 'vscode-languageclient/node';
+import { findServer, pythonExtensionApi, ServerNotFound } from './server';
+
+const ID = 'aoti-lsp';
+const SOURCE = 'aoti-lsp';
+const FIX_ALL_KIND = vscode.CodeActionKind.SourceFixAll.append(ID);
+
+let client: LanguageClient | undefined;
+let log: vscode.LogOutputChannel;
+let status: vscode.StatusBarItem;
+let serverState = 'stopped';
+let lastError: string | undefined;
+let starting: Promise<void> | undefined;
+
+/** The settings the server reads, in the contract's shape. */
+function serverSettings(): Record<string, unknown> {
+    const config = vscode.workspace.getConfiguration(ID);
+    return {
+        select: config.get<string[]>('select', []),
+        ignore: config.get<string[]>('ignore', []),
+        run: config.get<string>('run', 'onType'),
+    };
+}
+
+function findingCount(): number {
+    let count = 0;
+    for (const [, diagnostics] of vscode.languages.getDiagnostics()) {
+        count += diagnostics.filter((d) => d.source === SOURCE).length;
+    }
+    return count;
+}
+
+function updateStatus(): void {
+    const count = findingCount();
+    const icon = { running: '$(check)', starting: '$(sync~spin)', stopped: '$(circle-slash)', failed: '$(error)' }[serverState] ?? '';
+    status.text = `${icon} aoti-lsp${serverState === 'running' ? `: ${count}` : ''}`;
+    status.tooltip =
+        serverState === 'failed'
+            ? `aoti-lsp could not start: ${lastError ?? ''}\nClick to show the output.`
+            : `aoti-lsp server: ${serverState}. ${count} finding${count === 1 ? '' : 's'} in open files.\nClick to show the output.`;
+    status.backgroundColor = serverState === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    status.show();
+}
+
+function setState(state: string): void {
+    serverState = state;
+    updateStatus();
+}
+
+function reportStartFailure(message: string, fix: string): void {
+    lastError = message;
+    log.error(`${message} ${fix}`);
+    setState('failed');
+    // Not awaited: activation must not wait for a click.
+    void vscode.window.showErrorMessage(`${message} ${fix}`, 'Open settings', 'Show output').then((choice) => {
+        if (choice === 'Open settings') {
+            void vscode.commands.executeCommand('workbench.action.openSettings', '@ext:aoti-lsp.aoti-lsp');
+        } else if (choice === 'Show output') {
+            log.show();
+        }
+    });
+}
+
+async function startServer(context: vscode.ExtensionContext): Promise<void> {
+    if (!vscode.workspace.getConfiguration(ID).get<boolean>('enable', true)) {
+        log.info('aoti-lsp.enable is false: not starting the server.');
+        setState('stopped');
+        return;
+    }
+    setState('starting');
+    let server;
+    try {
+        server = await findServer(context.extensionPath, await pythonExtensionApi(), log);
+    } catch (error) {
+        if (error instanceof ServerNotFound) {
+            reportStartFailure(error.message, error.fix);
+            return;
+        }
+        throw error;
+    }
+    log.info(`Starting aoti-lsp ${server.version} (${server.origin}): ${server.command} ${server.args.join(' ')}`);
+
+    const serverOptions: ServerOptions = {
+        command: server.command,
+        args: server.args,
+        // vscode-languageclient appends `--stdio`; the server ignores it.
+        transport: TransportKind.stdio,
+        options: { env: server.env ?? process.env },
+    };
+    const clientOptions: LanguageClientOptions = {
+        documentSelector: [
+            { scheme: 'file', language: 'python' },
+            { scheme: 'untitled', language: 'python' },
+        ],
+        initializationOptions: { settings: serverSettings() },
+        outputChannel: log,
+        revealOutputChannelOn: RevealOutputChannelOn.Never,
+    };
+    const newClient = new LanguageClient(ID, 'aoti-lsp', serverOptions, clientOptions);
+    newClient.onDidChangeState((event) => {
+        setState(event.newState === State.Running ? 'running' : event.newState === State.Starting ? 'starting' : 'stopped');
+    });
+    client = newClient;
+    try {
+        await newClient.start();
+        lastError = undefined;
+        setState('running');
+    } catch (error) {
+        client = undefined;
+        reportStartFailure(
+            `aoti-lsp ${server.version} (${server.command}) failed to start: ${error instanceof Error ? error.message : String(error)}.`,
+            'See the aoti-lsp output for the server\'s error; reinstall with `pip install --upgrade aoti-lsp` or choose another interpreter.',
+        );
+    }
+}
+
+async function stopServer(): Promise<void> {
+    const old = client;
+    client = undefined;
+    if (old) {
+        try {
+            await old.stop();
+        } catch (error) {
+            log.warn(`Stopping the server: ${error}`);
+        }
+    }
+    setState('stopped');
+}
+
+async function restart(context: vscode.ExtensionContext): Promise<void> {
+    // Serialise restarts: settings changes can arrive in bursts.
+    const previous = starting;
+    starting = (async () => {
+        await previous;
+        await stopServer();
+        await startServer(context);
+    })();
+    return starting;
+}
+
+async function fixAll(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || editor.document.languageId !== 'python') {
+        return;
+    }
+    const document = editor.document;
+    const range = new vscode.Range(0, 0, document.lineCount, 0);
+    const actions =
+        (await vscode.commands.executeCommand<vscode.CodeAction[]>(
+            'vscode.executeCodeActionProvider',
+            document.uri,
+            range,
+            FIX_ALL_KIND.value,
+        )) ?? [];
+    const action = actions.find((a) => a.kind && FIX_ALL_KIND.contains(a.kind));
+    if (!action) {
+        vscode.window.showInformationMessage('aoti-lsp: nothing to fix in this file.');
+        return;
+    }
+    if (action.edit) {
+        await vscode.workspace.applyEdit(action.edit);
+    }
+    if (action.command) {
+        await vscode.commands.executeCommand(action.command.command, ...(action.command.arguments ?? []));
+    }
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+    log = vscode.window.createOutputChannel('aoti-lsp', { log: true });
+    status = vscode.window.createStatusBarItem(`${ID}.status`, vscode.StatusBarAlignment.Right, 100);
+    status.name = 'aoti-lsp';
+    status.command = `${ID}.showOutput`;
+    context.subscriptions.push(log, status);
+
+    context.subscriptions.push(
+        vscode.commands.registerCommand(`${ID}.restart`, () => restart(context)),
+        vscode.commands.registerCommand(`${ID}.showOutput`, () => log.show()),
+        vscode.commands.registerCommand(`${ID}.fixAll`, fixAll),
+        vscode.languages.onDidChangeDiagnostics(() => updateStatus()),
+        vscode.workspace.onDidChangeConfiguration(async (event) => {
+            if (['enable', 'path', 'interpreter'].some((key) => event.affectsConfiguration(`${ID}.${key}`))) {
+                await restart(context);
+            } else if (['select', 'ignore', 'run'].some((key) => event.affectsConfiguration(`${ID}.${key}`))) {
+                await client?.sendNotification(DidChangeConfigurationNotification.type, {
+                    settings: { [ID]: serverSettings() },
+                });
+            }
+        }),
+    );
+
+    const api = await pythonExtensionApi();
+    if (api) {
+        context.subscriptions.push(
+            api.environments.onDidChangeActiveEnvironmentPath(() => {
+                const config = vscode.workspace.getConfiguration(ID);
+                if (!config.get<string>('path') && !config.get<string>('interpreter')) {
+                    void restart(context);
+                }
+            }),
+        );
+    }
+
+    await restart(context);
+}
+
+export async function deactivate(): Promise<void> {
+    await stopServer();
+}

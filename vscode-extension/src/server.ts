@@ -1,0 +1,202 @@
+// Finding the command that starts the server. No linting logic lives here.
+//
+// Order: `aoti-lsp.path` > `aoti-lsp.interpreter` > the Python extension's
+// active interpreter > the bundled server (`bundled/libs`, platform builds) >
+// `python3` on PATH.
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+
+/** The oldest server this extension speaks to (settings shape, code action titles). */
+export const MIN_SERVER_VERSION = '0.1.0';
+
+export interface ServerCommand {
+    command: string;
+    args: string[];
+    env?: NodeJS.ProcessEnv;
+    /** Where the command came from, for the output channel and error messages. */
+    origin: string;
+    version: string;
+}
+
+/** Why no server could be started, with the fix a person can apply. */
+export class ServerNotFound extends Error {
+    constructor(message: string, public readonly fix: string) {
+        super(message);
+    }
+}
+
+interface ProbeResult {
+    ok: boolean;
+    version?: string;
+    detail: string;
+}
+
+function run(command: string, args: string[], env?: NodeJS.ProcessEnv): Promise<{ code: number | string; out: string }> {
+    return new Promise((resolve) => {
+        execFile(command, args, { timeout: 30_000, env: env ?? process.env }, (error, stdout, stderr) => {
+            const out = `${stdout}${stderr}`.trim();
+            if (!error) {
+                resolve({ code: 0, out });
+            } else {
+                const code = (error as NodeJS.ErrnoException).code ?? 1;
+                resolve({ code: typeof code === 'number' || typeof code === 'string' ? code : 1, out: out || error.message });
+            }
+        });
+    });
+}
+
+function compareVersions(a: string, b: string): number {
+    const pa = a.split(/[.+-]/).map((p) => parseInt(p, 10) || 0);
+    const pb = b.split(/[.+-]/).map((p) => parseInt(p, 10) || 0);
+    for (let i = 0; i < 3; i++) {
+        if ((pa[i] ?? 0) !== (pb[i] ?? 0)) {
+            return (pa[i] ?? 0) - (pb[i] ?? 0);
+        }
+    }
+    return 0;
+}
+
+/** Runs `<command> <args> --version`, expects `aoti-lsp X.Y.Z`. */
+async function probe(command: string, args: string[], env?: NodeJS.ProcessEnv): Promise<ProbeResult> {
+    const { code, out } = await run(command, [...args, '--version'], env);
+    if (code === 'ENOENT') {
+        return { ok: false, detail: `${command} was not found` };
+    }
+    const match = /aoti-lsp (\d+\.\d+\.\d+\S*)/.exec(out);
+    if (code !== 0 || !match) {
+        const last = out.split('\n').filter((l) => l.trim()).pop() ?? `exit code ${code}`;
+        return { ok: false, detail: last };
+    }
+    if (compareVersions(match[1], MIN_SERVER_VERSION) < 0) {
+        return { ok: false, version: match[1], detail: `aoti-lsp ${match[1]} is too old (this extension needs >= ${MIN_SERVER_VERSION})` };
+    }
+    return { ok: true, version: match[1], detail: out };
+}
+
+/** The public API of ms-python.python that we use (environments.getActiveEnvironmentPath). */
+interface PythonExtensionApi {
+    environments: {
+        getActiveEnvironmentPath(resource?: vscode.Uri): { id: string; path: string };
+        resolveEnvironment(env: { id: string; path: string } | string): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
+        onDidChangeActiveEnvironmentPath: vscode.Event<unknown>;
+    };
+}
+
+export async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
+    const ext = vscode.extensions.getExtension<PythonExtensionApi>('ms-python.python');
+    if (!ext) {
+        return undefined;
+    }
+    try {
+        const api = ext.isActive ? ext.exports : await ext.activate();
+        return api?.environments ? api : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+async function activeInterpreter(api: PythonExtensionApi | undefined, resource?: vscode.Uri): Promise<string | undefined> {
+    if (!api) {
+        return undefined;
+    }
+    try {
+        const envPath = api.environments.getActiveEnvironmentPath(resource);
+        const env = await api.environments.resolveEnvironment(envPath);
+        return env?.executable.uri?.fsPath;
+    } catch {
+        return undefined;
+    }
+}
+
+/** `bundled/libs` is built for CPython 3.11 on linux-x64 only. */
+async function fitsBundle(python: string): Promise<boolean> {
+    const { code, out } = await run(python, [
+        '-c',
+        'import sys, platform; print(sys.implementation.name, sys.version_info[:2] == (3, 11), sys.platform, platform.machine())',
+    ]);
+    return code === 0 && out.trim() === 'cpython True linux x86_64';
+}
+
+function resolveVariables(value: string): string {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
+    return value
+        .replace(/\$\{workspaceFolder\}/g, folder)
+        .replace(/^~(?=$|\/)/, process.env.HOME ?? '~');
+}
+
+export async function findServer(
+    extensionPath: string,
+    api: PythonExtensionApi | undefined,
+    log: vscode.LogOutputChannel,
+): Promise<ServerCommand> {
+    const config = vscode.workspace.getConfiguration('aoti-lsp');
+    const tried: string[] = [];
+
+    const exe = resolveVariables(config.get<string>('path', '').trim());
+    if (exe) {
+        const result = await probe(exe, []);
+        if (result.ok) {
+            return { command: exe, args: ['serve'], origin: 'setting aoti-lsp.path', version: result.version! };
+        }
+        throw new ServerNotFound(
+            `aoti-lsp could not start from the setting aoti-lsp.path (${exe}): ${result.detail}.`,
+            'Set "aoti-lsp.path" to an aoti-lsp executable (`pip install aoti-lsp`), or clear it.',
+        );
+    }
+
+    const libs = path.join(extensionPath, 'bundled', 'libs');
+    const hasBundle = fs.existsSync(path.join(libs, 'aoti_lsp'));
+    const bundleEnv = (): NodeJS.ProcessEnv => ({
+        ...process.env,
+        PYTHONPATH: [libs, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
+        PYTHONNOUSERSITE: '1',
+    });
+
+    const candidates: { python: string; origin: string; explicit: boolean }[] = [];
+    const setting = resolveVariables(config.get<string>('interpreter', '').trim());
+    if (setting) {
+        candidates.push({ python: setting, origin: 'setting aoti-lsp.interpreter', explicit: true });
+    } else {
+        const active = await activeInterpreter(api);
+        if (active) {
+            candidates.push({ python: active, origin: 'the Python extension\'s interpreter', explicit: false });
+        }
+        candidates.push({ python: 'python3', origin: 'python3 on PATH', explicit: false });
+    }
+
+    for (const { python, origin, explicit } of candidates) {
+        const result = await probe(python, ['-m', 'aoti_lsp']);
+        log.info(`${origin}: ${python} -m aoti_lsp --version -> ${result.detail}`);
+        if (result.ok) {
+            return { command: python, args: ['-m', 'aoti_lsp', 'serve'], origin, version: result.version! };
+        }
+        tried.push(`${python} (${origin}): ${result.detail}`);
+        // The bundled server comes after an environment that provides aoti_lsp,
+        // before falling back to the next interpreter.
+        if (hasBundle && (await fitsBundle(python))) {
+            const bundled = await probe(python, ['-m', 'aoti_lsp'], bundleEnv());
+            log.info(`bundled server with ${python}: ${bundled.detail}`);
+            if (bundled.ok) {
+                return {
+                    command: python,
+                    args: ['-m', 'aoti_lsp', 'serve'],
+                    env: bundleEnv(),
+                    origin: `the bundled server run by ${python}`,
+                    version: bundled.version!,
+                };
+            }
+        }
+        if (explicit) {
+            break;
+        }
+    }
+
+    const first = candidates[0];
+    const pip = `${first.python} -m pip install --upgrade aoti-lsp`;
+    throw new ServerNotFound(
+        `aoti-lsp could not start: ${tried.join('; ')}.`,
+        `Install it with \`${pip}\`, or set "aoti-lsp.interpreter" to a Python that has it.`,
+    );
+}
