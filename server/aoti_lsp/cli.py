@@ -1,0 +1,215 @@
+"""`aoti-lsp`: check / fix from the command line, print rule docs, or serve the LSP.
+
+Exit codes: 0 clean, 1 findings (or, with --diff, changes), 2 usage or internal error.
+Imports neither pygls nor torch unless `serve` is asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+from aoti_lsp import __version__
+from aoti_lsp import config as configmod
+from aoti_lsp.engine import analyze
+from aoti_lsp.files import discover
+from aoti_lsp.fixer import applicable, fix_source
+from aoti_lsp.rules import all_rules, rule_by_code
+from aoti_lsp.source import Source, SourceError, decode_check
+
+MAX_BYTES = 10 * 1024 * 1024
+PARALLEL_MIN = 24  # below this many candidate files, a process pool costs more than it saves
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="aoti-lsp",
+        description="Catch PyTorch AOTInductor misuse (deprecated API, device mismatches, empty jagged inputs).",
+        epilog="Subcommands: `aoti-lsp serve` (language server on stdio), `aoti-lsp rule [CODE]` (rule docs).",
+    )
+    p.add_argument("--version", action="version", version=f"aoti-lsp {__version__}")
+    p.add_argument("--check", action="store_true", help="check files (the default when paths are given)")
+    p.add_argument("paths", nargs="*", help="files or folders (default: .)")
+    p.add_argument("--output-format", choices=["text", "json", "sarif", "github"], default="text")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes")
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (with --fix / --diff)")
+    p.add_argument("--diff", action="store_true", help="print the fixes as a diff, change nothing")
+    p.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (e.g. AOTI0)")
+    p.add_argument("--extend-select", type=_codes)
+    p.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable")
+    p.add_argument("--exclude", action="append", help="glob of paths to skip (repeatable)")
+    p.add_argument("--config", help="pyproject.toml to read instead of the nearest one")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "serve":
+        from aoti_lsp.lsp.server import serve  # pygls only here
+
+        rest = [a for a in argv[1:] if a != "--stdio"]
+        if rest:
+            print(f"aoti-lsp serve: unknown arguments {rest} (only --stdio is accepted)", file=sys.stderr)
+            return 2
+        serve()
+        return 0
+    if argv and argv[0] == "rule":
+        return _rule(argv[1:])
+    if argv and argv[0] == "check":
+        argv = ["--check", *argv[1:]]
+    args = build_parser().parse_args(argv)
+    if not args.check and not args.paths:
+        build_parser().print_help(sys.stderr)
+        return 2
+    try:
+        return check(args)
+    except configmod.ConfigError as exc:
+        print(f"aoti-lsp: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _rule(argv: list[str]) -> int:
+    from aoti_lsp.docs import render
+
+    if not argv:
+        for r in all_rules():
+            print(f"{r.code}  {r.name:28}  {r.summary}")
+        return 0
+    rule = rule_by_code(argv[0])
+    if rule is None:
+        print(f"aoti-lsp: unknown rule {argv[0]!r}; known: {', '.join(r.code for r in all_rules())}", file=sys.stderr)
+        return 2
+    print(render(rule))
+    return 0
+
+
+def check(args) -> int:
+    paths = args.paths or ["."]
+    cfg = configmod.parse(__import__("pathlib").Path(args.config)) if args.config else configmod.load(paths[0])
+    cfg = cfg.with_overrides(select=args.select, ignore=args.ignore, extend_select=args.extend_select, exclude=args.exclude)
+    files, errors = discover(paths, cfg)
+    for e in errors:
+        print(f"aoti-lsp: error: {e}", file=sys.stderr)
+    triggers = tuple({t for r in all_rules() if cfg.enabled(r.code) for t in r.triggers})
+    mode = ("diff" if args.diff else "fix" if args.fix else "check", args.unsafe_fixes)
+    jobs = [(f, cfg, mode) for f in files]
+    results = []
+    # most files hold no trigger token: read and skip them here, parse only the rest
+    candidates = []
+    for job in jobs:
+        data, err = _read(job[0])
+        if err:
+            results.append((job[0], None, None, [], [err]))
+        elif any(t.encode() in data for t in triggers):
+            candidates.append((*job, data))
+    if len(candidates) >= PARALLEL_MIN and args.jobs > 1:
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            results.extend(pool.map(_run_one, candidates, chunksize=8))
+    else:
+        results.extend(map(_run_one, candidates))
+
+    items, hidden_unsafe, fixable, changed, fixed_total = [], 0, 0, 0, 0
+    internal = bool(errors)
+    for path, old, new, findings, errs in sorted(results, key=lambda r: r[0]):
+        for e in errs:
+            print(f"aoti-lsp: {'error' if 'internal error' in e else 'warning'}: {e}", file=sys.stderr)
+            internal |= "internal error" in e
+        if old is None:
+            continue
+        if new is not None and new != old:
+            changed += 1
+            if args.diff:
+                sys.stdout.write(_diff(path, old, new))
+            else:
+                _write(path, new)
+        source = Source(new if new is not None and not args.diff else old, path)
+        for f in findings:
+            items.append((f, source))
+            if applicable(f.fix, args.unsafe_fixes):
+                fixable += 1
+            elif applicable(f.fix, True):
+                hidden_unsafe += 1
+        if new is not None and new != old:
+            fixed_total += 1
+    if not args.diff:
+        out = __import__("aoti_lsp.reporters", fromlist=["render"]).render(
+            args.output_format, items, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        if out:
+            print(out)
+    if args.output_format == "text" and not args.quiet and not args.diff:
+        _summary(len(items), fixable, hidden_unsafe, changed, args)
+    if internal:
+        return 2
+    if args.exit_zero:
+        return 0
+    if args.diff:
+        return 1 if changed else 0
+    return 1 if items else 0
+
+
+def _summary(count, fixable, hidden_unsafe, changed, args):
+    if args.fix and changed:
+        print(f"Fixed {changed} file{'s' if changed != 1 else ''}.", file=sys.stderr)
+    if count == 0:
+        print("All checks passed!", file=sys.stderr)
+        return
+    msg = f"Found {count} finding{'s' if count != 1 else ''}."
+    if fixable and not args.fix:
+        msg += f"\n[*] {fixable} fixable with --fix{' --unsafe-fixes' if args.unsafe_fixes else ''}."
+    if hidden_unsafe:
+        msg += f"\n{hidden_unsafe} more fixable with --fix --unsafe-fixes (unsafe: they change the artifact format)."
+    print(msg, file=sys.stderr)
+
+
+def _read(path: str) -> tuple[bytes, str | None]:
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_BYTES:
+            return b"", f"{path}: skipped: {size // 1024 // 1024} MB is over the {MAX_BYTES // 1024 // 1024} MB limit"
+        with open(path, "rb") as fh:
+            data = fh.read()
+        decode_check(data)
+        return data, None
+    except SourceError as exc:
+        return b"", f"{path}: {exc}"
+    except OSError as exc:
+        return b"", f"{path}: cannot read: {exc.strerror}"
+
+
+def _run_one(job):
+    path, cfg, (mode, unsafe), data = job
+    source = Source(data, path)
+    if mode == "check":
+        result = analyze(source, cfg)
+        return path, data, None, result.findings, result.errors
+    if source.tree.root_node.has_error:
+        result = analyze(source, cfg)
+        return path, data, None, result.findings, [*result.errors, f"{path}: has syntax errors: fixes not applied"]
+    fixed = fix_source(source, cfg, unsafe=unsafe)
+    return path, data, fixed.data, fixed.remaining, fixed.errors
+
+
+def _write(path: str, data: bytes) -> None:
+    # write a sibling and rename over: an interrupted run never leaves half a file
+    tmp = f"{path}.aoti-lsp.tmp"
+    mode = os.stat(path).st_mode
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def _diff(path: str, old: bytes, new: bytes) -> str:
+    return "".join(difflib.unified_diff(
+        old.decode().splitlines(keepends=True), new.decode().splitlines(keepends=True),
+        fromfile=f"a/{path}", tofile=f"b/{path}"))

@@ -1,0 +1,145 @@
+"""`[tool.aoti-lsp]` in pyproject.toml, plus command-line / editor overrides.
+
+Keys: select, ignore, extend-select, per-file-ignores, exclude, extend-exclude, and
+per-rule options under [tool.aoti-lsp.options]. Loaded configs are cached by file mtime,
+so an edited pyproject.toml is picked up (Fixit's LSP never noticed).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
+    "build", "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
+)
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] = ("ALL",)
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    options: dict = field(default_factory=dict, hash=False, compare=False)
+    root: str = "."  # folder that relative patterns are matched from
+    source: str | None = None  # the pyproject.toml it came from
+
+    def enabled(self, code: str, path: str | None = None) -> bool:
+        def hit(prefixes):
+            return any(p == "ALL" or code.startswith(p) for p in prefixes)
+
+        if not hit(self.select) or hit(self.ignore):
+            return False
+        if path and self.per_file_ignores:
+            rel = self.relative(path)
+            for pattern, codes in self.per_file_ignores:
+                if _match(rel, pattern) and hit(codes):
+                    return False
+        return True
+
+    def relative(self, path: str) -> str:
+        try:
+            return os.path.relpath(os.path.abspath(path), os.path.abspath(self.root)).replace(os.sep, "/")
+        except ValueError:
+            return path
+
+    def excluded(self, path: str) -> bool:
+        rel = self.relative(path)
+        parts = rel.split("/")
+        for pattern in self.exclude:
+            if _match(rel, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
+                return True
+        return False
+
+    def with_overrides(self, select=None, ignore=None, extend_select=None, exclude=None) -> "Config":
+        cfg = self
+        if select:
+            cfg = replace(cfg, select=tuple(c.upper() for c in select))
+        if extend_select:
+            cfg = replace(cfg, select=cfg.select + tuple(c.upper() for c in extend_select))
+        if ignore:
+            cfg = replace(cfg, ignore=cfg.ignore + tuple(c.upper() for c in ignore))
+        if exclude:
+            cfg = replace(cfg, exclude=cfg.exclude + tuple(exclude))
+        return cfg
+
+
+def _match(rel: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, f"{pattern}/*") or fnmatch.fnmatch(rel, f"*/{pattern}")
+
+
+_cache: dict[str, tuple[float, Config]] = {}
+
+
+def find_pyproject(start: str) -> Path | None:
+    here = Path(start).resolve()
+    if here.is_file():
+        here = here.parent
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load(start: str = ".") -> Config:
+    """The config of the nearest pyproject.toml at or above `start` (defaults without one)."""
+    path = find_pyproject(start)
+    if path is None:
+        return Config(root=str(Path(start).resolve() if Path(start).is_dir() else Path(start).resolve().parent))
+    key = str(path)
+    mtime = path.stat().st_mtime
+    cached = _cache.get(key)
+    if cached and cached[0] == mtime:
+        return cached[1]
+    cfg = parse(path)
+    _cache[key] = (mtime, cfg)
+    return cfg
+
+
+def parse(path: Path) -> Config:
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
+    table = data.get("tool", {}).get("aoti-lsp", {})
+    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "options"}
+    unknown = set(table) - known
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) in [tool.aoti-lsp]: {', '.join(sorted(unknown))}")
+
+    def codes(key):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path}: [tool.aoti-lsp] {key} must be a list of strings")
+        return tuple(v.upper() for v in value)
+
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError(f"{path}: [tool.aoti-lsp] per-file-ignores must be a table")
+    exclude = table.get("exclude")
+    cfg = Config(
+        select=codes("select") or ("ALL",),
+        ignore=codes("ignore"),
+        per_file_ignores=tuple((k, tuple(c.upper() for c in v)) for k, v in pfi.items()),
+        exclude=tuple(exclude) if exclude is not None else DEFAULT_EXCLUDE,
+        options=table.get("options", {}),
+        root=str(path.parent),
+        source=str(path),
+    )
+    return cfg.with_overrides(extend_select=codes("extend-select"), exclude=table.get("extend-exclude"))

@@ -1,0 +1,77 @@
+"""Applying fixes: all-or-nothing per fix, never two overlapping edits, re-lint until stable,
+and a fix whose result does not parse is dropped (the file on disk is never corrupted)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aoti_lsp.config import Config
+from aoti_lsp.engine import analyze
+from aoti_lsp.findings import Applicability, Edit, Finding, Fix
+from aoti_lsp.source import Source, parser
+
+MAX_PASSES = 10
+
+
+def apply_edits(data: bytes, edits: list[Edit] | tuple[Edit, ...]) -> bytes:
+    out, last = [], 0
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+        out.append(data[last : e.start])
+        out.append(e.text.encode("utf-8"))
+        last = e.end
+    out.append(data[last:])
+    return b"".join(out)
+
+
+def applicable(fix: Fix | None, unsafe: bool) -> bool:
+    if fix is None or fix.snippet:
+        return False
+    return fix.applicability == Applicability.SAFE or (unsafe and fix.applicability == Applicability.UNSAFE)
+
+
+def choose(findings: list[Finding], unsafe: bool) -> list[Fix]:
+    """Fixes that can go in together: each fix whole, none overlapping another."""
+    chosen: list[Fix] = []
+    taken: list[Edit] = []
+    for f in findings:
+        if not applicable(f.fix, unsafe):
+            continue
+        if any(e.overlaps(t) for e in f.fix.edits for t in taken):
+            continue
+        chosen.append(f.fix)
+        taken.extend(f.fix.edits)
+    return chosen
+
+
+@dataclass
+class FixResult:
+    data: bytes
+    applied: int = 0
+    remaining: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def fix_source(source: Source, config: Config | None = None, unsafe: bool = False, project=None) -> FixResult:
+    data, applied, rejected = source.data, 0, set()
+    had_errors = source.tree.root_node.has_error
+    for _ in range(MAX_PASSES):
+        current = Source(data, source.path)
+        result = analyze(current, config, project=project)
+        findings = [f for f in result.findings if (f.code, f.start, f.fix and f.fix.title) not in rejected]
+        fixes = choose(findings, unsafe)
+        if not fixes:
+            return FixResult(data, applied, result.findings, result.errors)
+        # each candidate is checked on top of the fixes accepted before it in this pass
+        accepted: list[Fix] = []
+        for fix in fixes:
+            candidate = apply_edits(data, [e for f in (*accepted, fix) for e in f.edits])
+            if not had_errors and parser().parse(candidate).root_node.has_error:
+                key = next(((f.code, f.start, f.fix.title) for f in findings if f.fix is fix), None)
+                rejected.add(key)
+                continue
+            accepted.append(fix)
+        if accepted:
+            data = apply_edits(data, [e for f in accepted for e in f.edits])
+            applied += len(accepted)
+    final = analyze(Source(data, source.path), config, project=project)
+    return FixResult(data, applied, final.findings, final.errors)

@@ -1,0 +1,335 @@
+"""The faithful migration off `aot_compile` / `aot_load` (recipe: shared/aoti-facts.md).
+
+libcst builds the new code, and only for the call or statement a fix touches; tree-sitter
+byte ranges say where it goes. Every edit here changes what is on disk (.so -> .pt2), so
+the fixes are UNSAFE in ruff's sense: quick fixes in the editor, `--unsafe-fixes` in the CLI.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+from tree_sitter import Node
+
+from aoti_lsp.findings import Applicability, Edit, Fix
+from aoti_lsp.names import DEF, IMPORT, LOCAL, ALIAS, dotted_parts
+
+EXPORT = "torch.export.export"
+PACKAGE = "torch._inductor.aoti_compile_and_package"
+LOAD = "torch._inductor.aoti_load_package"
+OUTPUT_PATH = "aot_inductor.output_path"
+PACKAGE_FLAG = "aot_inductor.package"
+# expressions whose parts may not run: a statement inserted before them would run anyway
+LAZY = {
+    "lambda", "conditional_expression", "boolean_operator", "list_comprehension", "set_comprehension",
+    "dictionary_comprehension", "generator_expression", "default_parameter", "typed_default_parameter",
+    "decorator", "await",
+}
+_CODE = cst.Module([])
+
+
+class CannotFix(Exception):
+    """Why no automatic migration is offered; shown to the user in the finding's message."""
+
+
+def _code(node: cst.CSTNode) -> str:
+    return _CODE.code_for_node(node)
+
+
+def _args(call_text: str, names: list[str]) -> tuple[cst.Call, dict[str, tuple[cst.Arg, bool]]]:
+    """Binds a call's arguments to parameter names: name -> (arg, was positional)."""
+    call = cst.parse_expression(call_text)
+    assert isinstance(call, cst.Call)
+    bound: dict[str, tuple[cst.Arg, bool]] = {}
+    positional = 0
+    for arg in call.args:
+        if arg.star:
+            raise CannotFix("it passes *args/**kwargs")
+        if arg.keyword is None:
+            if positional >= len(names):
+                raise CannotFix("it passes more positional arguments than the API takes")
+            bound[names[positional]] = (arg, True)
+            positional += 1
+        else:
+            bound[arg.keyword.value] = (arg, False)
+    return call, bound
+
+
+def _arg(value: cst.BaseExpression, keyword: str | None = None) -> cst.Arg:
+    if keyword is None:
+        return cst.Arg(value=value)
+    return cst.Arg(
+        value=value, keyword=cst.Name(keyword),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+
+
+def _call(func: str, args: list[cst.Arg], indent: str | None = None) -> str:
+    """One line, or one argument per line (at `indent` + 4) when the original call spanned lines."""
+    if indent is None:
+        return _code(cst.Call(func=cst.parse_expression(func), args=args))
+    parts = [f"{a.keyword.value}={_code(a.value)}" if a.keyword else _code(a.value) for a in args]
+    return f"{func}(\n" + "".join(f"{indent}    {p},\n" for p in parts) + f"{indent})"
+
+
+def _indent(src, node: Node) -> str | None:
+    """The indentation of `node`'s line when `node` spans lines, else None (stay on one line)."""
+    if b"\n" not in src.data[node.start_byte : node.end_byte]:
+        return None
+    line = src.lines.line_bytes(src.lines.line_of(node.start_byte)).decode()
+    return line[: len(line) - len(line.lstrip())]
+
+
+class _SoToPt2(cst.CSTTransformer):
+    """`"x.so"` -> `"x.pt2"` in string literals and f-string text of a path expression."""
+
+    def leave_SimpleString(self, original, updated):
+        value = updated.evaluated_value
+        if isinstance(value, str) and value.endswith(".so"):
+            quote = updated.value[-3:] if updated.value.endswith(('"""', "'''")) else updated.value[-1]
+            return updated.with_changes(value=updated.value[: -len(quote) - 3] + ".pt2" + quote)
+        return updated
+
+    def leave_FormattedStringText(self, original, updated):
+        if updated.value.endswith(".so"):
+            return updated.with_changes(value=updated.value[:-3] + ".pt2")
+        return updated
+
+
+def _statement(call: Node) -> Node:
+    node = call
+    while node.parent is not None and node.parent.type not in ("block", "module"):
+        if node.parent.type in LAZY:
+            raise CannotFix("the call sits where it may not run (lambda, conditional, comprehension)")
+        node = node.parent
+    if node.type not in ("expression_statement", "return_statement"):
+        raise CannotFix(f"the call is part of a {node.type.replace('_', ' ')}")
+    return node
+
+
+def _fresh_name(data: bytes, base: str) -> str:
+    name, i = base, 1
+    while re.search(rb"(?<![\w.])" + name.encode() + rb"\b", data):
+        i += 1
+        name = f"{base}{i}"
+    return name
+
+
+# -- compile ---------------------------------------------------------------------------------
+def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node]) -> Fix:
+    src = ctx.source
+    stmt = _statement(call)
+    first = "gm" if qualname == "torch._inductor.aot_compile" else "f"
+    params = [first, "args", "kwargs"]
+    parsed, bound = _args(src.node_text(call), params)
+    if first not in bound or "args" not in bound:
+        raise CannotFix("the model or the example inputs are missing")
+    model_node = _ts_arg(call, bound[first])
+    if model_node is not None and model_node.type == "identifier":
+        b = ctx.names.lookup(model_node.text.decode(), model_node.start_byte, ctx.names.scope_of(model_node))
+        if b is not None and b.kind == DEF:
+            raise CannotFix("torch.export.export takes an nn.Module, not a plain function: wrap it in a Module first")
+
+    export_args = [_arg(bound[first][0].value), _arg(bound["args"][0].value)]
+    if "kwargs" in bound:
+        arg, positional = bound["kwargs"]
+        export_args.append(_arg(arg.value, None if positional else "kwargs"))
+    if "dynamic_shapes" in bound:
+        export_args.append(_arg(bound["dynamic_shapes"][0].value, "dynamic_shapes"))
+    export_args.append(_arg(cst.Name("True"), "strict"))
+
+    ep = _fresh_name(src.data, "ep")
+    package_args = [_arg(cst.Name(ep))]
+    renames: list[Edit] = []
+    options = bound.get("options")
+    if options is not None and not (isinstance(options[0].value, cst.Name) and options[0].value.value == "None"):
+        value = options[0].value
+        if isinstance(value, cst.Dict):
+            kept, out_path = [], None
+            for el in value.elements:
+                key = getattr(el, "key", None)
+                key = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+                if key == OUTPUT_PATH:
+                    out_path = el.value
+                elif key != PACKAGE_FLAG:  # the new API sets it itself
+                    kept.append(el.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+            if out_path is not None:
+                package_args.append(_arg(out_path.visit(_SoToPt2()), "package_path"))
+                renames = _rename_paths(ctx, call, out_path, other_calls)
+            if kept:
+                package_args.append(_arg(value.with_changes(elements=kept), "inductor_configs"))
+        else:
+            if _binds_output_path(ctx, call, value):
+                raise CannotFix(f"its options set {OUTPUT_PATH}, which aoti_compile_and_package rejects: "
+                                "pass the path as package_path=... (ending in .pt2)")
+            # copy: aoti_compile_and_package mutates the dict it is given
+            package_args.append(_arg(cst.parse_expression(f"dict({_code(value)} or {{}})"), "inductor_configs"))
+
+    edits: list[Edit] = []
+    line_start = src.lines.starts[src.lines.line_of(stmt.start_byte)]
+    prefix = src.data[line_start : stmt.start_byte]
+    indent = _indent(src, call)
+    ep_stmt = f"{ep} = {_call(EXPORT, export_args, indent)}"
+    if prefix.strip():  # `a = 1; so = aot_compile(...)`: stay on the line
+        edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}; "))
+    else:
+        edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}\n{prefix.decode()}"))
+    edits.append(Edit(call.start_byte, call.end_byte, _call(PACKAGE, package_args, indent)))
+    edits += renames + _import_edits(ctx, call)
+    return Fix(
+        title="Migrate to torch.export.export + aoti_compile_and_package",
+        edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))),
+        applicability=Applicability.UNSAFE,
+    )
+
+
+def _ts_arg(call: Node, bound: tuple[cst.Arg, bool]) -> Node | None:
+    """The tree-sitter node of a positional argument (for name look-ups)."""
+    arg, positional = bound
+    args = call.child_by_field_name("arguments")
+    if args is None or not positional:
+        return None
+    target = _code(arg.value).strip()
+    return next((a for a in args.named_children if a.text.decode().strip() == target), None)
+
+
+def _binds_output_path(ctx, call: Node, value: cst.BaseExpression) -> bool:
+    """`options=opts` where `opts` is, in this file, a dict literal naming the output path."""
+    if not isinstance(value, cst.Name):
+        return False
+    b = ctx.names.lookup(value.value, call.start_byte, ctx.names.scope_of(call))
+    return b is not None and b.value is not None and OUTPUT_PATH.encode() in b.value.text
+
+
+def _rename_paths(ctx, call: Node, out_path: cst.BaseExpression, other_calls: list[Node]) -> list[Edit]:
+    """Every other string in the file naming the same .so artifact must name the .pt2 now,
+    or the loader fails ('Failed to initialize zip archive'). Covers a path constant too."""
+    src = ctx.source
+    texts: set[bytes] = set()
+    if isinstance(out_path, cst.SimpleString) and isinstance(out_path.evaluated_value, str):
+        texts.add(out_path.evaluated_value.encode())
+    elif isinstance(out_path, cst.Name):
+        b = ctx.names.lookup(out_path.value, call.start_byte, ctx.names.scope_of(call))
+        if b is not None and b.kind in (LOCAL, ALIAS) and b.value is not None and b.value.type == "string":
+            texts.update(c.text for c in b.value.named_children if c.type == "string_content")
+    skip = [(c.start_byte, c.end_byte) for c in [call, *other_calls]]
+    edits = []
+    for text in texts:
+        if not text.endswith(b".so"):
+            continue
+        at = src.data.find(text)
+        while at != -1:
+            node = src.tree.root_node.descendant_for_byte_range(at, at + len(text))
+            if (node is not None and node.type == "string_content" and node.text == text
+                    and not any(s <= at < e for s, e in skip)):
+                edits.append(Edit(node.end_byte - 3, node.end_byte, ".pt2"))
+            at = src.data.find(text, at + 1)
+    return edits
+
+
+# -- load ------------------------------------------------------------------------------------
+DEVICE = re.compile(r"^(cpu|cuda|xpu|mps)(?::(\d+))?$")
+
+
+def load_fix(ctx, call: Node, qualname: str) -> Fix:
+    src = ctx.source
+    _, bound = _args(src.node_text(call), ["so_path", "device"])
+    if "so_path" not in bound or "device" not in bound:
+        raise CannotFix("the path or the device is missing")
+    device = _literal_device(ctx, call, bound["device"][0].value)
+    m = DEVICE.match(device or "")
+    if m is None:
+        raise CannotFix("the device is not a literal or a constant of this file: aoti_load_package takes "
+                        "the device type from the package and only an index (device_index=N)")
+    path = bound["so_path"][0].value.visit(_SoToPt2()) if isinstance(
+        bound["so_path"][0].value, (cst.SimpleString, cst.FormattedString)) else bound["so_path"][0].value
+    args = [_arg(path)]
+    if m.group(2) is not None:
+        args.append(_arg(cst.Integer(m.group(2)), "device_index"))
+    edits = [Edit(call.start_byte, call.end_byte, _call(LOAD, args, _indent(src, call))), *_import_edits(ctx, call)]
+    return Fix(
+        title="Migrate to torch._inductor.aoti_load_package",
+        edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))),
+        applicability=Applicability.UNSAFE,
+    )
+
+
+def _literal_device(ctx, call: Node, value: cst.BaseExpression) -> str | None:
+    if isinstance(value, cst.SimpleString):
+        v = value.evaluated_value
+        return v if isinstance(v, str) else None
+    if isinstance(value, cst.Name):
+        b = ctx.names.lookup(value.value, call.start_byte, ctx.names.scope_of(call))
+        if b is not None and b.value is not None and b.value.type == "string":
+            parts = [c for c in b.value.named_children if c.type not in ("string_start", "string_end")]
+            if len(parts) == 1 and parts[0].type == "string_content":
+                return parts[0].text.decode()
+    return None
+
+
+# -- imports ---------------------------------------------------------------------------------
+def _import_edits(ctx, call: Node) -> list[Edit]:
+    """`import torch` where the file lacks it; the old import dropped when this was its only use."""
+    src, names = ctx.source, ctx.names
+    edits: list[Edit] = []
+    torch = names.lookup("torch", call.start_byte, names.scope_of(call))
+    if torch is None:
+        edits.append(_import_point(src))
+    elif not (torch.kind == IMPORT and torch.target == "torch"):
+        raise CannotFix("`torch` is bound to something else in this file")
+    parts = dotted_parts(call.child_by_field_name("function")) or []
+    root = parts[0] if parts else "torch"
+    binding = names.lookup(root, call.start_byte, names.scope_of(call)) if root != "torch" else None
+    if binding is None or binding.kind != IMPORT or binding.stmt is None:
+        return edits
+    stmt = binding.stmt
+    uses = [m.start() for m in re.finditer(rb"(?<![\w.])" + root.encode() + rb"\b", src.data)
+            if not stmt.start_byte <= m.start() < stmt.end_byte]
+    if uses != [call.start_byte]:
+        return edits
+    edits.append(_drop_import_name(src, stmt, root))
+    return edits
+
+
+def _drop_import_name(src, stmt: Node, local: str) -> Edit:
+    parsed = cst.parse_statement(src.node_text(stmt))
+    small = parsed.body[0]
+    kept = [a for a in small.names if (a.asname.name.value if a.asname else _code(a.name)) != local]
+    if kept:
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return Edit(stmt.start_byte, stmt.end_byte, _code(small.with_changes(names=kept)))
+    siblings = [c for c in stmt.parent.named_children if c.type != "comment"]
+    if stmt.parent.type == "block" and len(siblings) == 1:
+        return Edit(stmt.start_byte, stmt.end_byte, "pass")
+    # delete the whole line when the statement has it to itself
+    lines = src.lines
+    start_line, end_line = lines.line_of(stmt.start_byte), lines.line_of(stmt.end_byte)
+    start = lines.starts[start_line]
+    end = lines.starts[end_line + 1] if end_line + 1 < lines.line_count else len(src.data)
+    if src.data[start : stmt.start_byte].strip() or src.data[stmt.end_byte : end].strip():
+        return Edit(stmt.start_byte, stmt.end_byte, "pass")
+    return Edit(start, end, "")
+
+
+def _import_point(src) -> Edit:
+    """`import torch` goes before the first module-level import that is not
+    `from __future__`, else after the docstring and __future__ imports, else at the top."""
+    after = 0
+    for i, child in enumerate(src.tree.root_node.named_children):
+        if child.type == "comment":
+            continue
+        is_docstring = i == 0 and child.type == "expression_statement" and child.named_children[0].type == "string"
+        if child.type == "future_import_statement" or is_docstring:
+            after = child.end_byte
+            continue
+        if child.type in ("import_statement", "import_from_statement"):
+            return Edit(child.start_byte, child.start_byte, "import torch\n")
+        break
+    if not after:
+        return Edit(0, 0, "import torch\n")
+    line = src.lines.line_of(after)
+    if line + 1 < src.lines.line_count:
+        at = src.lines.starts[line + 1]
+        return Edit(at, at, "import torch\n")
+    return Edit(len(src.data), len(src.data), "\nimport torch\n")

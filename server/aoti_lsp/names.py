@@ -1,0 +1,299 @@
+"""Name resolution on the tree-sitter tree: what does `te.aot_load` in this scope refer to?
+
+Cheap by construction (no libcst): the module scope is read from module-level statements
+only, and a function scope is read only when a call inside it is asked about.
+Anything not provably bound to an import is *unknown*, and rules stay silent on unknowns:
+local definitions that shadow a name, function parameters, try/except ImportError shims.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+IMPORT, ALIAS, LOCAL, DEF, SHIM = "import", "alias", "local", "def", "shim"
+SCOPE_TYPES = ("function_definition", "lambda", "class_definition")
+IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+
+
+@dataclass
+class Binding:
+    name: str
+    kind: str
+    at: int  # byte offset where the binding happens
+    target: str | None = None  # imported qualified name
+    value: Node | None = None  # right-hand side of a simple `name = value` assignment
+    stmt: Node | None = None  # the import / def statement
+
+
+@dataclass
+class Scope:
+    node: Node
+    kind: str  # module | function | class
+    parent: "Scope | None"
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    globals: set[str] = field(default_factory=set)
+
+    def add(self, binding: Binding) -> None:
+        self.bindings.setdefault(binding.name, []).append(binding)
+
+
+def dotted_parts(node: Node) -> list[str] | None:
+    """`a.b.c` -> ["a", "b", "c"]; None for anything that is not a plain dotted name."""
+    parts: list[str] = []
+    while node.type == "attribute":
+        attr = node.child_by_field_name("attribute")
+        obj = node.child_by_field_name("object")
+        if attr is None or obj is None:
+            return None
+        parts.append(attr.text.decode())
+        node = obj
+    if node.type != "identifier":
+        return None
+    parts.append(node.text.decode())
+    return parts[::-1]
+
+
+class Names:
+    def __init__(self, root: Node):
+        self.module = Scope(root, "module", None)
+        self._scopes: dict[int, Scope] = {}
+        _read_block(root, self.module)
+
+    # -- scopes --------------------------------------------------------------------------
+    def scope_of(self, node: Node) -> Scope:
+        """The innermost scope whose body holds `node` (a def's own name belongs outside)."""
+        chain: list[Node] = []
+        child, parent = node, node.parent
+        while parent is not None:
+            if parent.type in SCOPE_TYPES and child != parent.child_by_field_name("name"):
+                chain.append(parent)
+            child, parent = parent, parent.parent
+        scope = self.module
+        for scope_node in reversed(chain):
+            scope = self._scope(scope_node, scope)
+        return scope
+
+    def _scope(self, node: Node, parent: Scope) -> Scope:
+        scope = self._scopes.get(node.id)
+        if scope is None:
+            kind = "class" if node.type == "class_definition" else "function"
+            scope = Scope(node, kind, parent)
+            params = node.child_by_field_name("parameters")
+            if params is not None:
+                for name in _param_names(params):
+                    scope.add(Binding(name.text.decode(), LOCAL, name.start_byte))
+            body = node.child_by_field_name("body")
+            if body is not None and body.type == "block":
+                _read_block(body, scope)
+            self._scopes[node.id] = scope
+        return scope
+
+    # -- lookup --------------------------------------------------------------------------
+    def lookup(self, name: str, at: int, scope: Scope) -> Binding | None:
+        first = True
+        current: Scope | None = scope
+        while current is not None:
+            if current.kind == "class" and not first:
+                current = current.parent  # class bodies are not visible from nested scopes
+                continue
+            if name in current.globals:
+                current = self.module
+                first = False
+                continue
+            found = current.bindings.get(name)
+            if found:
+                before = [b for b in found if b.at < at]
+                if before:
+                    return before[-1]
+                if current.kind != "module" or not first:
+                    # a function local used before assignment, or a module name read later
+                    return found[-1]
+                # at module level a use before any binding sees the builtins: fall through
+            first = False
+            current = current.parent
+        return None
+
+    def resolve(self, node: Node, _depth: int = 0) -> str | None:
+        """Qualified name of a dotted expression, or None when it is not provably an import."""
+        parts = dotted_parts(node)
+        if parts is None or _depth > 8:
+            return None
+        binding = self.lookup(parts[0], node.start_byte, self.scope_of(node))
+        if binding is None:
+            return None
+        if binding.kind == IMPORT:
+            base = binding.target
+        elif binding.kind == ALIAS and binding.value is not None:
+            base = self.resolve(binding.value, _depth + 1)
+        else:
+            return None
+        if base is None:
+            return None
+        return ".".join([base, *parts[1:]])
+
+    def module_aliases(self, qualnames: set[str]) -> set[str]:
+        """Module-level names bound to one of `qualnames` (or a parent module of one):
+        extra tokens a rule must look for, since `load(p, "cpu")` never spells aot_load."""
+        prefixes = {q.rsplit(".", i)[0] for q in qualnames for i in range(q.count(".") + 1)}
+        out = set()
+        for name, bindings in self.module.bindings.items():
+            for b in bindings:
+                target = b.target if b.kind == IMPORT else (
+                    self.resolve(b.value) if b.kind == ALIAS and b.value is not None else None)
+                if target in prefixes:
+                    out.add(name)
+        return out
+
+
+# -- reading bindings from statements ------------------------------------------------------
+def _read_block(block: Node, scope: Scope) -> None:
+    for stmt in block.named_children:
+        _read_statement(stmt, scope)
+
+
+def _read_statement(stmt: Node, scope: Scope) -> None:
+    t = stmt.type
+    if t == "import_statement":
+        for name in stmt.children_by_field_name("name"):
+            if name.type == "aliased_import":
+                module = name.child_by_field_name("name").text.decode()
+                alias = name.child_by_field_name("alias").text.decode()
+                scope.add(Binding(alias, IMPORT, stmt.start_byte, target=module, stmt=stmt))
+            else:
+                module = name.text.decode()
+                top = module.split(".")[0]
+                scope.add(Binding(top, IMPORT, stmt.start_byte, target=top, stmt=stmt))
+    elif t == "import_from_statement":
+        module_node = stmt.child_by_field_name("module_name")
+        relative = module_node is None or module_node.type == "relative_import"
+        module = None if relative else module_node.text.decode()
+        for name in stmt.children_by_field_name("name"):
+            if name.type == "aliased_import":
+                orig = name.child_by_field_name("name").text.decode()
+                local = name.child_by_field_name("alias").text.decode()
+            else:
+                orig = local = name.text.decode()
+            if module is None:
+                scope.add(Binding(local, LOCAL, stmt.start_byte))
+            else:
+                scope.add(Binding(local, IMPORT, stmt.start_byte, target=f"{module}.{orig}", stmt=stmt))
+    elif t == "expression_statement":
+        for child in stmt.named_children:
+            _read_assignment(child, scope)
+    elif t in ("function_definition", "class_definition"):
+        name = stmt.child_by_field_name("name")
+        if name is not None:
+            kind = DEF if t == "function_definition" else LOCAL
+            scope.add(Binding(name.text.decode(), kind, stmt.start_byte, stmt=stmt))
+    elif t == "decorated_definition":
+        inner = stmt.child_by_field_name("definition")
+        if inner is not None:
+            _read_statement(inner, scope)
+    elif t == "global_statement":
+        scope.globals.update(c.text.decode() for c in stmt.named_children if c.type == "identifier")
+    elif t == "for_statement":
+        _bind_targets(stmt.child_by_field_name("left"), scope, stmt.start_byte)
+        _read_children_blocks(stmt, scope)
+    elif t == "with_statement":
+        for item in _descendants_of_type(stmt, "as_pattern_target"):
+            _bind_targets(item, scope, stmt.start_byte)
+        _read_children_blocks(stmt, scope)
+    elif t == "try_statement":
+        _read_try(stmt, scope)
+    elif t in ("if_statement", "while_statement", "match_statement"):
+        _read_children_blocks(stmt, scope)
+
+
+def _read_children_blocks(stmt: Node, scope: Scope) -> None:
+    for child in stmt.named_children:
+        if child.type == "block":
+            _read_block(child, scope)
+        elif child.type.endswith("_clause") or child.type in ("case_clause", "block"):
+            _read_children_blocks(child, scope)
+
+
+def _read_assignment(node: Node, scope: Scope) -> None:
+    if node.type == "assignment":
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is not None and left.type == "identifier" and right is not None:
+            kind = ALIAS if right.type in ("identifier", "attribute") else LOCAL
+            scope.add(Binding(left.text.decode(), kind, node.start_byte, value=right))
+        else:
+            _bind_targets(left, scope, node.start_byte)
+        if right is not None and right.type == "assignment":
+            _read_assignment(right, scope)
+    elif node.type == "augmented_assignment":
+        _bind_targets(node.child_by_field_name("left"), scope, node.start_byte)
+
+
+def _bind_targets(node: Node | None, scope: Scope, at: int) -> None:
+    if node is None:
+        return
+    if node.type == "identifier":
+        scope.add(Binding(node.text.decode(), LOCAL, at))
+    elif node.type in ("pattern_list", "tuple_pattern", "list_pattern", "as_pattern_target", "list_splat_pattern"):
+        for child in node.named_children:
+            _bind_targets(child, scope, at)
+
+
+def _read_try(stmt: Node, scope: Scope) -> None:
+    """Read a try statement; names bound both in its body and in an ImportError handler
+    are a compatibility shim: which import wins is decided at run time, so they are unknown."""
+    body_scope = Scope(stmt, scope.kind, None)
+    handler_scope = Scope(stmt, scope.kind, None)
+    other_scope = Scope(stmt, scope.kind, None)
+    for child in stmt.named_children:
+        if child.type == "block":
+            _read_block(child, body_scope)
+        elif child.type == "except_clause" and _catches_import_error(child):
+            _read_children_blocks(child, handler_scope)
+        else:
+            _read_children_blocks(child, other_scope)
+    shimmed = set(body_scope.bindings) & set(handler_scope.bindings)
+    for part in (body_scope, handler_scope, other_scope):
+        scope.globals |= part.globals
+        for name, bindings in part.bindings.items():
+            for b in bindings:
+                if name in shimmed:
+                    b = Binding(name, SHIM, b.at, stmt=b.stmt)
+                scope.add(b)
+    for bindings in scope.bindings.values():
+        bindings.sort(key=lambda b: b.at)
+
+
+def _catches_import_error(clause: Node) -> bool:
+    caught = [c for c in clause.named_children if c.type != "block"]
+    if not caught:
+        return True  # bare except
+    text = " ".join(c.text.decode() for c in caught)
+    return any(e in text for e in IMPORT_ERRORS)
+
+
+def _param_names(params: Node):
+    for p in params.named_children:
+        if p.type == "identifier":
+            yield p
+        elif p.type in ("default_parameter", "typed_default_parameter"):
+            name = p.child_by_field_name("name")
+            if name is not None and name.type == "identifier":
+                yield name
+        elif p.type in ("typed_parameter", "list_splat_pattern", "dictionary_splat_pattern"):
+            for c in p.named_children:
+                if c.type == "identifier":
+                    yield c
+                    break
+                if c.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                    yield from _param_names(c)
+                    break
+
+
+def _descendants_of_type(node: Node, type_: str):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == type_:
+            yield n
+        elif n.type != "block":
+            stack.extend(n.named_children)

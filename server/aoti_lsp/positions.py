@@ -1,0 +1,88 @@
+"""The one place where positions change units.
+
+tree-sitter counts UTF-8 bytes, libcst counts code points, and an LSP client counts in the
+encoding negotiated at initialize (UTF-8, UTF-16 or UTF-32). Everything inside aoti-lsp
+is a byte offset; conversion happens here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from itertools import accumulate
+
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+
+
+class LineIndex:
+    """Line starts of a UTF-8 buffer. Lines end at b"\\n" (a preceding "\\r" stays in the line)."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.starts = [0, *accumulate(len(line) + 1 for line in data.split(b"\n")[:-1])]
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self.starts, offset) - 1
+
+    def line_bytes(self, line: int) -> bytes:
+        start = self.starts[line]
+        end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.data)
+        return self.data[start:end]
+
+    def point(self, offset: int) -> tuple[int, int]:
+        """(row, byte column): tree-sitter's Point."""
+        line = self.line_of(offset)
+        return line, offset - self.starts[line]
+
+    def position(self, offset: int, encoding: str = UTF16) -> tuple[int, int]:
+        """Byte offset -> (line, character) counted in `encoding`."""
+        offset = max(0, min(offset, len(self.data)))
+        line = self.line_of(offset)
+        prefix = self.data[self.starts[line] : offset]
+        return line, units(prefix, encoding)
+
+    def offset(self, line: int, character: int, encoding: str = UTF16) -> int:
+        """(line, character in `encoding`) -> byte offset. Out-of-range values clamp, as LSP asks."""
+        if line < 0:
+            return 0
+        if line >= len(self.starts):
+            return len(self.data)
+        raw = self.line_bytes(line)
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        return self.starts[line] + byte_length(raw, max(character, 0), encoding)
+
+    def codepoint_offset(self, line: int, column: int) -> int:
+        """libcst's (1-based line, code-point column) -> byte offset."""
+        return self.offset(line - 1, column, UTF32)
+
+
+def units(prefix: bytes, encoding: str) -> int:
+    if encoding == UTF8:
+        return len(prefix)
+    text = prefix.decode("utf-8", errors="replace")
+    if encoding == UTF32:
+        return len(text)
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def byte_length(line: bytes, character: int, encoding: str) -> int:
+    """Bytes of `line` covered by the first `character` units; never splits a character."""
+    if encoding == UTF8:
+        end = min(character, len(line))
+        while 0 < end < len(line) and (line[end] & 0xC0) == 0x80:
+            end -= 1
+        return end
+    text = line.decode("utf-8", errors="replace")
+    count = 0
+    size = 0
+    for ch in text:
+        step = 2 if encoding == UTF16 and ord(ch) > 0xFFFF else 1
+        if count + step > character:
+            break
+        count += step
+        size += len(ch.encode("utf-8"))
+    return size

@@ -1,0 +1,58 @@
+"""Rules: each module in this package defines `RULE`, an instance of a `Rule` subclass.
+
+Adding a rule = a module here + a query in queries/python/ + fixtures in tests/fixtures/<CODE>/.
+Nothing in the CLI or the LSP layer changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+from aoti_lsp.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from aoti_lsp.engine import Context
+
+DOCS_URL = "https://github.com/aoti-lsp/aoti-lsp/blob/main/docs/rules/{code}.md"
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case, shown in docs
+    summary: ClassVar[str]  # one line
+    severity: ClassVar[Severity] = Severity.WARNING
+    deprecated: ClassVar[bool] = False
+    triggers: ClassVar[tuple[str, ...]]  # a file holding none of these is never parsed for this rule
+    explanation: ClassVar[str]  # markdown: what goes wrong and why (from aoti-facts)
+    fix_explanation: ClassVar[str] = ""
+    # Fixit-style examples: they drive tests/test_rule_examples.py and the docs.
+    invalid: ClassVar[tuple[str, ...]] = ()
+    valid: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def url(self) -> str:
+        return DOCS_URL.format(code=self.code)
+
+    def check(self, ctx: "Context") -> Iterable[Finding]:
+        raise NotImplementedError
+
+
+@lru_cache(maxsize=None)
+def all_rules() -> tuple[Rule, ...]:
+    rules = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        rule = getattr(module, "RULE", None)
+        if rule is not None:
+            rules.append(rule)
+    codes = [r.code for r in rules]
+    if len(codes) != len(set(codes)):
+        raise RuntimeError(f"duplicate rule codes: {codes}")
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def rule_by_code(code: str) -> Rule | None:
+    return next((r for r in all_rules() if r.code == code.upper()), None)

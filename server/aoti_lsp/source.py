@@ -1,0 +1,131 @@
+"""A Python source buffer: bytes, its tree-sitter tree, and cheap token look-ups.
+
+Work is bounded by where trigger tokens occur: rules query only the *chunks* (top-level
+statements, or members of a top-level class) that contain one, so a keystroke far from
+any AOTI code costs a reparse and a few `bytes.find` scans, whatever the file size.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from functools import cached_property
+from importlib import resources
+from typing import Iterable, Iterator
+
+import tree_sitter_python
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
+
+from aoti_lsp.positions import LineIndex
+
+LANGUAGE = Language(tree_sitter_python.language())
+_queries: dict[str, Query] = {}
+
+
+def parser() -> Parser:
+    return Parser(LANGUAGE)
+
+
+def query(name: str) -> Query:
+    """A compiled query from queries/python/<name>.scm (compiled once per process)."""
+    if name not in _queries:
+        text = resources.files("aoti_lsp.queries").joinpath("python", f"{name}.scm").read_text("utf-8")
+        _queries[name] = Query(LANGUAGE, text)
+    return _queries[name]
+
+
+class SourceError(Exception):
+    """A file that cannot be analysed (binary, not UTF-8); the message says why."""
+
+
+def decode_check(data: bytes) -> None:
+    if b"\x00" in data[:8192]:
+        raise SourceError("binary file (contains NUL bytes), skipped")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"not valid UTF-8 at byte {exc.start}, skipped") from None
+
+
+class Source:
+    """Immutable view of one version of a file. The server builds a new one per edit,
+    handing over the incrementally reparsed tree."""
+
+    def __init__(self, data: bytes, path: str = "<string>", tree: Tree | None = None):
+        self.data = data
+        self.path = path
+        self._tree = tree
+
+    @classmethod
+    def from_text(cls, text: str, path: str = "<string>") -> "Source":
+        return cls(text.encode("utf-8"), path)
+
+    @property
+    def tree(self) -> Tree:
+        if self._tree is None:
+            self._tree = parser().parse(self.data)
+        return self._tree
+
+    @cached_property
+    def text(self) -> str:
+        return self.data.decode("utf-8")
+
+    @cached_property
+    def lines(self) -> LineIndex:
+        return LineIndex(self.data)
+
+    def node_text(self, node: Node) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8")
+
+    def contains_any(self, tokens: Iterable[str]) -> bool:
+        return any(t.encode() in self.data for t in tokens)
+
+    def occurrences(self, token: str) -> Iterator[int]:
+        needle = token.encode()
+        at = self.data.find(needle)
+        while at != -1:
+            yield at
+            at = self.data.find(needle, at + len(needle))
+
+    # -- chunks ------------------------------------------------------------------------
+    @cached_property
+    def _chunks(self) -> list[tuple[int, int, Node]]:
+        """(start, end, node) per chunk, sorted; a top-level class is split into its header
+        and its members, so that editing one method never re-queries the whole class."""
+        chunks: list[tuple[int, int, Node]] = []
+        for child in self.tree.root_node.named_children:
+            inner = child.child_by_field_name("definition") if child.type == "decorated_definition" else child
+            body = inner.child_by_field_name("body") if inner is not None and inner.type == "class_definition" else None
+            if body is not None and body.named_child_count:
+                chunks.append((child.start_byte, body.start_byte, child))
+                chunks.extend((m.start_byte, m.end_byte, m) for m in body.named_children)
+            else:
+                chunks.append((child.start_byte, child.end_byte, child))
+        return chunks
+
+    @cached_property
+    def _chunk_starts(self) -> list[int]:
+        return [c[0] for c in self._chunks]
+
+    def chunk_at(self, offset: int) -> tuple[int, int, Node] | None:
+        i = bisect_right(self._chunk_starts, offset) - 1
+        if i >= 0 and offset < self._chunks[i][1]:
+            return self._chunks[i]
+        return None
+
+    def chunks_with(self, tokens: Iterable[str]) -> list[tuple[int, int, Node]]:
+        """Chunks holding any of `tokens`, in file order, each once."""
+        seen: dict[int, tuple[int, int, Node]] = {}
+        for token in tokens:
+            for at in self.occurrences(token):
+                chunk = self.chunk_at(at)
+                if chunk is not None:
+                    seen.setdefault(chunk[0], chunk)
+        return [seen[k] for k in sorted(seen)]
+
+    def matches(self, query_name: str, tokens: Iterable[str]) -> Iterator[tuple[int, dict[str, list[Node]]]]:
+        """Matches of a query, searched only in the chunks that contain one of `tokens`."""
+        q = query(query_name)
+        for start, end, node in self.chunks_with(tokens):
+            cursor = QueryCursor(q)
+            cursor.set_byte_range(start, end)
+            yield from cursor.matches(node)
