@@ -17,6 +17,7 @@ from aoti_lsp import config as configmod
 from aoti_lsp.engine import analyze
 from aoti_lsp.files import discover
 from aoti_lsp.fixer import applicable, fix_source
+from aoti_lsp.project import Project, summarize, summarizers
 from aoti_lsp.rules import all_rules, rule_by_code
 from aoti_lsp.source import Source, SourceError, decode_check
 
@@ -112,11 +113,19 @@ def check(args) -> int:
             results.append((job[0], None, None, [], [err]))
         elif any(t.encode() in data for t in triggers):
             candidates.append((*job, data))
-    if len(candidates) >= PARALLEL_MIN and args.jobs > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            results.extend(pool.map(_run_one, candidates, chunksize=8))
-    else:
-        results.extend(map(_run_one, candidates))
+    parallel = len(candidates) >= PARALLEL_MIN and args.jobs > 1
+    pool = ProcessPoolExecutor(max_workers=args.jobs) if parallel else None
+    try:
+        mapper = (lambda f, xs: pool.map(f, xs, chunksize=8)) if pool else map
+        # pass 1: cross-file summaries (only rules that define one); pass 2: the check
+        project = Project()
+        if summarizers(cfg):
+            for path, summary in mapper(_summarize_one, [(c[0], c[1], c[3]) for c in candidates]):
+                project.update(path, summary)
+        results.extend(mapper(_run_one, [(*c, project) for c in candidates]))
+    finally:
+        if pool:
+            pool.shutdown()
 
     items, hidden_unsafe, fixable, changed, fixed_total = [], 0, 0, 0, 0
     internal = bool(errors)
@@ -186,16 +195,21 @@ def _read(path: str) -> tuple[bytes, str | None]:
         return b"", f"{path}: cannot read: {exc.strerror}"
 
 
+def _summarize_one(job):
+    path, cfg, data = job
+    return path, summarize(Source(data, path), cfg)
+
+
 def _run_one(job):
-    path, cfg, (mode, unsafe), data = job
+    path, cfg, (mode, unsafe), data, project = job
     source = Source(data, path)
     if mode == "check":
-        result = analyze(source, cfg)
+        result = analyze(source, cfg, project=project)
         return path, data, None, result.findings, result.errors
     if source.tree.root_node.has_error:
-        result = analyze(source, cfg)
+        result = analyze(source, cfg, project=project)
         return path, data, None, result.findings, [*result.errors, f"{path}: has syntax errors: fixes not applied"]
-    fixed = fix_source(source, cfg, unsafe=unsafe)
+    fixed = fix_source(source, cfg, unsafe=unsafe, project=project)
     return path, data, fixed.data, fixed.remaining, fixed.errors
 
 

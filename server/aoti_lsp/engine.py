@@ -10,7 +10,7 @@ from tree_sitter import Node
 
 from aoti_lsp.config import Config
 from aoti_lsp.findings import Finding
-from aoti_lsp.names import Names, dotted_parts
+from aoti_lsp.names import Names
 from aoti_lsp.noqa import is_suppressed
 from aoti_lsp.rules import Rule, all_rules
 from aoti_lsp.source import Source
@@ -46,9 +46,6 @@ class Context:
             out = []
             for _, caps in self.source.matches("calls", sorted(tokens)):
                 call, func = caps["call"][0], caps["func"][0]
-                parts = dotted_parts(func)
-                if not parts or not tokens.intersection(parts):
-                    continue
                 qualname = self.names.resolve(func)
                 if qualname in key:
                     out.append((call, qualname))

@@ -283,16 +283,19 @@ def _import_edits(ctx, call: Node) -> list[Edit]:
     binding = names.lookup(root, call.start_byte, names.scope_of(call)) if root != "torch" else None
     if binding is None or binding.kind != IMPORT or binding.stmt is None:
         return edits
-    stmt = binding.stmt
-    uses = [m.start() for m in re.finditer(rb"(?<![\w.])" + root.encode() + rb"\b", src.data)
-            if not stmt.start_byte <= m.start() < stmt.end_byte]
-    if uses != [call.start_byte]:
+    if uses_outside(src, binding.stmt, root) != [call.start_byte]:
         return edits
-    edits.append(_drop_import_name(src, stmt, root))
+    edits.append(drop_import_name(src, binding.stmt, root))
     return edits
 
 
-def _drop_import_name(src, stmt: Node, local: str) -> Edit:
+def uses_outside(src, stmt: Node, name: str) -> list[int]:
+    """Offsets where `name` is spelt outside its import statement (comments count: the safe side)."""
+    return [m.start() for m in re.finditer(rb"(?<![\w.])" + name.encode() + rb"\b", src.data)
+            if not stmt.start_byte <= m.start() < stmt.end_byte]
+
+
+def drop_import_name(src, stmt: Node, local: str) -> Edit:
     parsed = cst.parse_statement(src.node_text(stmt))
     small = parsed.body[0]
     kept = [a for a in small.names if (a.asname.name.value if a.asname else _code(a.name)) != local]

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from aoti_lsp.deprecations import deprecated_symbols, for_code
-from aoti_lsp.findings import Finding
-from aoti_lsp.fixes.migrate import CannotFix
+from aoti_lsp.findings import Applicability, Finding, Fix
+from aoti_lsp.fixes.migrate import CannotFix, drop_import_name, uses_outside
+from aoti_lsp.names import IMPORT
 from aoti_lsp.rules import Rule
 
 
@@ -33,3 +34,23 @@ class DeprecatedCall(Rule):
                 except CannotFix as why:
                     message += f" (no automatic fix: {why})"
             yield Finding(self.code, message, func.start_byte, func.end_byte, fix=fix, deprecated=True)
+
+        # after a migration the old import may be left with no use (fix-all migrates every
+        # call in one pass, and each call's fix kept the import for the others)
+        for name, bindings in ctx.names.module.bindings.items():
+            for b in bindings:
+                if b.kind == IMPORT and b.target in symbols and b.stmt is not None and not uses_outside(ctx.source, b.stmt, name):
+                    node = next((n for n in _import_names(b.stmt) if n[0] == name), None)
+                    start, end = node[1] if node else (b.stmt.start_byte, b.stmt.end_byte)
+                    yield Finding(
+                        self.code, f"`{b.target}` is deprecated and imported but never used: remove the import",
+                        start, end, deprecated=True, unnecessary=True,
+                        fix=Fix(f"Remove unused import of {b.target}", (drop_import_name(ctx.source, b.stmt, name),),
+                                Applicability.SAFE),
+                    )
+
+
+def _import_names(stmt):
+    for n in stmt.children_by_field_name("name"):
+        alias = n.child_by_field_name("alias") if n.type == "aliased_import" else None
+        yield ((alias or n).text.decode(), (n.start_byte, n.end_byte))

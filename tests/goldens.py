@@ -1,0 +1,63 @@
+"""Golden fixtures (TorchFix style), found under tests/fixtures/<CODE>/:
+
+- `<name>.py`          -> `<name>.expected`: every finding of the whole rule set, one per line
+                          `row:col-endrow:endcol CODE message` (1-based, code-point columns)
+- `<name>.in.py`       -> `<name>.out.py`: the file after `--fix --unsafe-fixes`
+- `<name>/` (a folder) -> `<name>.expected`: the folder checked as one project (cross-file);
+                          lines are prefixed with the file's path inside the folder.
+Run `pytest tests/test_goldens.py --update-goldens` to rewrite them, then read the diff.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aoti_lsp.config import Config
+from aoti_lsp.engine import analyze
+from aoti_lsp.fixer import fix_source
+from aoti_lsp.positions import UTF32
+from aoti_lsp.project import Project, summarize
+from aoti_lsp.source import Source
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def render(findings, source, prefix: str = "") -> str:
+    lines = []
+    for f in findings:
+        (r, c), (er, ec) = source.lines.position(f.start, UTF32), source.lines.position(f.end, UTF32)
+        lines.append(f"{prefix}{r + 1}:{c + 1}-{er + 1}:{ec + 1} {f.code} {f.message}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def check_file(path: Path) -> str:
+    source = Source(path.read_bytes(), str(path))
+    return render(analyze(source, Config()).findings, source)
+
+
+def check_project(folder: Path) -> str:
+    files = sorted(folder.rglob("*.py"))
+    sources = [Source(f.read_bytes(), str(f)) for f in files]
+    project = Project()
+    for s in sources:
+        project.update(s.path, summarize(s))
+    out = []
+    for s in sources:
+        rel = Path(s.path).relative_to(folder).as_posix()
+        out.append(render(analyze(s, Config(), project=project).findings, s, prefix=f"{rel}:"))
+    return "".join(out)
+
+
+def fix_file(path: Path) -> str:
+    return fix_source(Source(path.read_bytes(), str(path)), Config(), unsafe=True).data.decode()
+
+
+def cases():
+    for folder in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
+        for item in sorted(folder.iterdir()):
+            if item.is_dir():
+                yield "project", item, item.with_name(item.name + ".expected")
+            elif item.name.endswith(".in.py"):
+                yield "fix", item, item.with_name(item.name[: -len(".in.py")] + ".out.py")
+            elif item.suffix == ".py" and not item.name.endswith(".out.py"):
+                yield "check", item, item.with_suffix(".expected")
