@@ -1,0 +1,97 @@
+;;; driver.el --- drive Emacs + eglot like a person  -*- lexical-binding: t -*-
+;; The user's config (the docs/editors.md snippet) is already loaded. Open the file, let eglot start
+;; aoti-lsp, wait for its flymake diagnostics, run the quickfix code actions on the flagged call,
+;; pick the migration, save. Everything seen goes to $AOTI_RESULT as JSON; pytest judges it.
+(require 'cl-lib)
+(require 'json)
+(require 'subr-x)
+
+(defvar aoti-result (list (cons 'steps nil)))
+(defvar aoti-timeout (/ (string-to-number (or (getenv "AOTI_TIMEOUT_MS") "30000")) 1000.0))
+
+(defun aoti-put (key value) (setf (alist-get key aoti-result) value))
+(defun aoti-step (name) (aoti-put 'steps (append (alist-get 'steps aoti-result) (list name))))
+
+(defun aoti-finish (code)
+  (with-temp-file (getenv "AOTI_RESULT")
+    (insert (json-encode aoti-result)))
+  (kill-emacs code))
+
+(defun aoti-wait (pred)
+  "Process events until PRED is non-nil or the timeout passes; return PRED's value."
+  (let ((deadline (+ (float-time) aoti-timeout)) value)
+    (while (and (not (setq value (funcall pred))) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    value))
+
+(defun aoti-diagnostics ()
+  "aoti-lsp's diagnostics in the current buffer, with the LSP diagnostic eglot keeps."
+  (flymake-start nil t)
+  (cl-loop for d in (flymake-diagnostics)
+           for lsp = (cdr (assoc 'eglot-lsp-diag (flymake-diagnostic-data d)))
+           when (and lsp (equal (plist-get lsp :source) "aoti-lsp"))
+           collect (list (cons 'line (1- (line-number-at-pos (flymake-diagnostic-beg d))))
+                         ;; characters from the line start (current-column would count display width)
+                         (cons 'col (save-excursion (goto-char (flymake-diagnostic-beg d))
+                                                    (- (point) (line-beginning-position))))
+                         (cons 'beg (flymake-diagnostic-beg d))
+                         (cons 'end (flymake-diagnostic-end d))
+                         (cons 'type (format "%s" (flymake-diagnostic-type d)))
+                         (cons 'code (plist-get lsp :code))
+                         (cons 'href (plist-get (plist-get lsp :codeDescription) :href))
+                         (cons 'message (plist-get lsp :message)))))
+
+(condition-case err
+    (progn
+      (find-file (getenv "AOTI_FILE"))
+      (aoti-put 'major_mode (symbol-name major-mode))
+      ;; eglot-ensure connects from post-command-hook, which only runs for interactive commands.
+      (run-hooks 'post-command-hook)
+      (aoti-step "opened")
+      (unless (aoti-wait (lambda () (and (bound-and-true-p eglot--managed-mode) (eglot-current-server))))
+        (error "eglot did not start a server for %s" major-mode))
+      (aoti-put 'server (plist-get (eglot--server-info (eglot-current-server)) :name))
+      (aoti-step "connected")
+      (let ((diags (aoti-wait #'aoti-diagnostics)))
+        (unless diags (error "no aoti-lsp diagnostics within %ss" aoti-timeout))
+        (aoti-put 'diagnostics diags)
+        (aoti-step "diagnostics")
+        (let* ((target (or (cl-find "AOTI001" diags :key (lambda (d) (alist-get 'code d)) :test #'equal)
+                           (error "no AOTI001 diagnostic")))
+               (line (alist-get 'line target))
+               (titles nil)
+               (tick (buffer-modified-tick)))
+          (goto-char (alist-get 'beg target))
+          ;; Answer the "Pick an action" prompt like a person choosing the migration.
+          ;; A keyboard event: eglot shows a popup menu when invoked from the mouse.
+          (cl-letf (((symbol-value 'last-nonmenu-event) ?\r)
+                    ((symbol-function 'completing-read)
+                     (lambda (_prompt collection &rest _)
+                       (setq titles (mapcar #'car collection))
+                       (or (cl-find-if (lambda (title) (string-prefix-p "aoti-lsp (AOTI001): Migrate" title))
+                                       titles)
+                           (error "no migration among %S" titles)))))
+            (eglot-code-actions (alist-get 'beg target) (alist-get 'end target) "quickfix" t))
+          (aoti-put 'actions (vconcat titles))
+          (aoti-step "code actions listed")
+          (unless (aoti-wait (lambda () (/= tick (buffer-modified-tick))))
+            (error "the chosen action did not change the buffer"))
+          (aoti-step "fix applied")
+          (aoti-put 'fixed_line (save-excursion (goto-char (point-min)) (forward-line line)
+                                                (buffer-substring-no-properties (line-beginning-position)
+                                                                                (line-end-position))))
+          (save-buffer)
+          (aoti-put 'modified_after_write (if (buffer-modified-p) t :json-false))
+          (aoti-step "saved")
+          (aoti-wait (lambda () (not (cl-find "AOTI001" (aoti-diagnostics)
+                                              :key (lambda (d) (alist-get 'code d)) :test #'equal))))
+          (aoti-put 'diagnostics_after (vconcat (aoti-diagnostics)))
+          (aoti-step "done")))
+      (aoti-put 'diagnostics (vconcat (alist-get 'diagnostics aoti-result)))
+      (aoti-put 'steps (vconcat (alist-get 'steps aoti-result)))
+      (aoti-finish 0))
+  (error
+   (aoti-put 'error (error-message-string err))
+   (aoti-put 'steps (vconcat (alist-get 'steps aoti-result)))
+   (aoti-put 'diagnostics (vconcat (alist-get 'diagnostics aoti-result)))
+   (aoti-finish 1)))
