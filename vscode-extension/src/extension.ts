@@ -109,6 +109,9 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
     };
     const newClient = new LanguageClient(ID, 'aoti-lsp', serverOptions, clientOptions);
     newClient.onDidChangeState((event) => {
+        if (client !== newClient) {
+            return; // a client being replaced by a restart
+        }
         setState(event.newState === State.Running ? 'running' : event.newState === State.Starting ? 'starting' : 'stopped');
     });
     client = newClient;

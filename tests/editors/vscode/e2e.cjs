@@ -1,0 +1,161 @@
+// Drives a real VS Code (code-server, started by test_editor_vscode.py with the built .vsix
+// installed) in Debian's Chromium through playwright-core, with the keyboard, like a person:
+// open the fixture, see the squiggles and the Problems entries, Ctrl+. then Enter on the
+// deprecated call, Ctrl+S. Then point aoti-lsp.interpreter at a Python without aoti-lsp and read
+// the notification. Everything seen goes to $AOTI_RESULT as JSON; pytest judges it and the file
+// on disk. Screenshots go to $AOTI_ARTIFACTS.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
+
+const env = (name) => {
+    const value = process.env[name];
+    if (!value) throw new Error(`${name} is not set`);
+    return value;
+};
+const url = env('AOTI_URL');
+const folder = env('AOTI_FOLDER');
+const file = env('AOTI_FILE'); // relative to folder
+const flagged = env('AOTI_FLAGGED'); // "line:column", 1-based, inside the deprecated call
+const artifacts = env('AOTI_ARTIFACTS');
+const badPython = env('AOTI_BAD_PYTHON');
+const timeout = Number(process.env.AOTI_TIMEOUT_MS || 60000);
+const result = { steps: [] };
+
+const step = (name) => {
+    result.steps.push(name);
+    console.log(`[e2e ${new Date().toISOString()}] ${name}`);
+};
+
+async function main() {
+    const context = await chromium.launchPersistentContext(path.join(artifacts, 'chromium-profile'), {
+        executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+        headless: true,
+        viewport: { width: 1400, height: 860 },
+        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+            '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const page = context.pages()[0] || (await context.newPage());
+    page.setDefaultTimeout(timeout);
+    const shot = (name) => page.screenshot({ path: path.join(artifacts, name) });
+    try {
+        await run(page, shot);
+    } catch (error) {
+        result.error = String(error && error.stack || error);
+        await shot('failure.png').catch(() => {});
+    } finally {
+        await context.close();
+    }
+}
+
+async function run(page, shot) {
+    await page.goto(`${url}/?folder=${encodeURIComponent(folder)}`);
+    await page.waitForSelector('.monaco-workbench');
+    step('workbench');
+
+    // Open the file with Quick Open.
+    await page.keyboard.press('Control+P');
+    await page.waitForSelector('.quick-input-widget input');
+    await page.keyboard.type(file);
+    await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${path.basename(file)}"]`);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`.tab[aria-label*="${path.basename(file)}"]`);
+    await page.waitForSelector('.monaco-editor .view-lines');
+    step('file opened');
+
+    // The server's findings: warning squiggles in the editor...
+    await page.waitForSelector('.monaco-editor .squiggly-warning');
+    await page.waitForFunction(() => document.querySelectorAll('.monaco-editor .squiggly-warning').length >= 2);
+    result.squiggles = await page.locator('.monaco-editor .squiggly-warning').count();
+    step('squiggles');
+
+    // ... the status bar item with the finding count ...
+    const statusItem = page.locator('.statusbar-item', { hasText: 'aoti-lsp' });
+    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
+        .some((e) => /aoti-lsp: [1-9]/.test(e.textContent)));
+    result.status = (await statusItem.first().textContent()).trim();
+    step('status bar');
+
+    // ... and the Problems panel, with the code linking to the rule's doc.
+    await page.keyboard.press('Control+Shift+M');
+    await page.waitForSelector('.markers-panel .monaco-tl-row');
+    await page.waitForFunction(() => {
+        const text = document.querySelector('.markers-panel')?.textContent || '';
+        return text.includes('AOTI001') && text.includes('AOTI002');
+    });
+    result.problems = await page.$$eval('.markers-panel .monaco-list-row', (rows) =>
+        rows.map((r) => r.textContent.trim()));
+    result.problemLinks = await page.$$eval('.markers-panel a', (links) =>
+        links.map((a) => ({ text: a.textContent.trim(), href: a.getAttribute('href') || a.getAttribute('data-href') || a.title })));
+    step('problems panel');
+
+    // Hovering the deprecated call shows the finding.
+    await page.keyboard.press('Control+G');
+    await page.waitForSelector('.quick-input-widget input');
+    await page.keyboard.type(flagged);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(300);
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+    await page.waitForSelector('.monaco-hover:not(.hidden)');
+    await page.waitForFunction(() => /AOTI001/.test(document.querySelector('.monaco-hover:not(.hidden)')?.textContent || ''));
+    result.hover = (await page.locator('.monaco-hover:not(.hidden)').first().textContent()).trim();
+    await shot('vscode-findings.png');
+    await page.keyboard.press('Escape');
+    step('hover');
+
+    // Ctrl+. on the call, then Enter: the first (focused) action is applied.
+    await page.keyboard.press('Control+.');
+    await page.waitForSelector('.action-widget .monaco-list-row');
+    result.actions = await page.$$eval('.action-widget .monaco-list-row', (rows) =>
+        rows.map((r) => (r.getAttribute('aria-label') || r.textContent).trim()));
+    result.focusedAction = await page.$eval('.action-widget .monaco-list-row.focused',
+        (r) => (r.getAttribute('aria-label') || r.textContent).trim()).catch(() => null);
+    await shot('vscode-quickfix.png');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() =>
+        (document.querySelector('.monaco-editor .view-lines')?.textContent || '').includes('aoti_compile_and_package'));
+    step('fix applied');
+
+    await page.keyboard.press('Control+S');
+    await page.waitForFunction(() => !document.querySelector('.tab.active.dirty'));
+    // The server re-checks the changed file: the AOTI001 entry leaves the Problems panel.
+    await page.waitForFunction(() => !(document.querySelector('.markers-panel')?.textContent || '').includes('AOTI001'));
+    result.problemsAfter = await page.$$eval('.markers-panel .monaco-list-row', (rows) =>
+        rows.map((r) => r.textContent.trim()));
+    step('saved');
+
+    // A Python without aoti-lsp: one notification with the pip command and "Open settings".
+    const settingsPath = path.join(folder, '.vscode', 'settings.json');
+    const settings = JSON.parse(fs.readFileSync(settingsPath, 'utf8'));
+    settings['aoti-lsp.interpreter'] = badPython;
+    fs.writeFileSync(settingsPath, JSON.stringify(settings, null, 2));
+    const toast = page.locator('.notification-toast', { hasText: 'aoti-lsp could not start' });
+    await toast.first().waitFor();
+    await page.waitForTimeout(1500); // a second notification would show up by now
+    result.notifications = await page.$$eval('.notification-toast .notification-list-item-message',
+        (ts) => ts.map((t) => t.textContent.trim()));
+    result.notificationButtons = await toast.first().locator('.monaco-button').allTextContents();
+    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
+        .some((e) => /aoti-lsp/.test(e.textContent) && !/aoti-lsp:/.test(e.textContent)));
+    result.statusFailed = (await statusItem.first().textContent()).trim();
+    await shot('vscode-not-installed.png');
+    await toast.first().locator('.monaco-button', { hasText: 'Open settings' }).click();
+    await page.waitForSelector('.settings-editor');
+    await page.waitForFunction(() => (document.querySelector('.settings-editor')?.textContent || '').includes('Interpreter'));
+    result.settingsQuery = await page.evaluate(() => {
+        const editor = document.querySelector('.settings-editor .suggest-input-container .view-lines');
+        return editor ? editor.textContent : null;
+    });
+    step('not installed');
+}
+
+main()
+    .catch((error) => {
+        result.error = String(error && error.stack || error);
+    })
+    .finally(() => {
+        fs.writeFileSync(env('AOTI_RESULT'), JSON.stringify(result, null, 2));
+        process.exit(result.error ? 1 : 0);
+    });
