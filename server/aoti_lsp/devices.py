@@ -1,0 +1,1318 @@
+"""Device, shape and artifact evidence for the consistency rules (AOTI101-AOTI103).
+
+What a tensor, module or device expression is *known* to be, from tree-sitter alone:
+`.cuda()`, `.cpu()`, `.to("cuda:0")`, `.to(dev)`, `.to(device=...)`, `device=` of the torch
+factories, `torch.device("cuda", 1)`, module constants, simple (re)assignments in order,
+`with torch.device(...)`, `torch.set_default_device(...)`. Everything else is *unknown*
+(`None`) and the rules stay silent on unknowns: conditional expressions, function parameters,
+attributes of config objects, names bound on only some paths.
+
+The artifact links a compile site to a load site: the compile call's return value, or a path
+expression (string literal, constant, f-string / `os.path.join` / `pathlib` of constants,
+`__file__`-relative) given as `aot_inductor.output_path` / `package_path`, matched to the
+loader's path; then other files of the project (their `summary()`), then a `.pt2` on disk.
+Offsets are UTF-8 byte offsets; no torch, no libcst.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import posixpath
+import re
+import weakref
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from tree_sitter import Node
+
+from aoti_lsp import pt2
+from aoti_lsp.names import ALIAS, LOCAL
+
+CODES = ("AOTI101", "AOTI102", "AOTI103")
+TRIGGERS = ("aot_load", "load_package", "aot_compile", "aoti_compile_and_package")
+
+OLD_COMPILE = {"torch._export.aot_compile": ("f", "args", "kwargs"),
+               "torch._inductor.aot_compile": ("gm", "args", "kwargs")}
+NEW_COMPILE = {"torch._inductor.aoti_compile_and_package": ("exported_program",)}
+EXPORT = {"torch.export.export": ("mod", "args", "kwargs")}
+OLD_LOAD = {"torch._export.aot_load": ("so_path", "device")}
+NEW_LOAD = {"torch._inductor.aoti_load_package": ("path", "run_single_threaded", "device_index"),
+            "torch._inductor.package.load_package": ("path", "model_name", "run_single_threaded", "num_runners",
+                                                     "device_index")}
+SET_DEFAULT = {"torch.set_default_device", "torch.set_default_tensor_type"}
+SET_DTYPE = {"torch.set_default_dtype", "torch.set_default_tensor_type"}
+MARK_DYNAMIC = {"torch._dynamo.mark_dynamic", "torch._dynamo.maybe_mark_dynamic", "torch._dynamo.mark_unbacked"}
+OUTPUT_PATH = "aot_inductor.output_path"
+
+DEVICE_TYPES = {"cpu", "cuda", "xpu", "mps", "meta", "hpu", "mtia", "xla", "privateuseone"}
+_DEVICE = re.compile(r"^([a-z_]+)(?::(\d+))?$")
+_DEVICE_PREFIX = re.compile(r"^([a-z_]+):")
+
+# torch factories: the device comes from `device=`, else the default device
+FACTORIES = {"randn", "rand", "randint", "zeros", "ones", "empty", "full", "tensor", "as_tensor", "arange",
+             "linspace", "logspace", "eye", "randperm", "empty_strided", "scalar_tensor"}
+# *_like: the device comes from `device=`, else from the tensor they copy
+LIKE = {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"}
+# methods that keep a tensor's (or module's) device
+KEEP_DEVICE = {"eval", "train", "float", "half", "double", "bfloat16", "int", "long", "short", "bool", "byte",
+               "char", "contiguous", "detach", "clone", "requires_grad_", "reshape", "view", "unsqueeze",
+               "squeeze", "flatten", "permute", "transpose", "t", "expand", "repeat", "pin_memory",
+               "share_memory_", "to_dense", "abs", "neg", "sigmoid", "relu", "exp", "log", "sqrt"}
+# methods that keep a tensor's dtype but may change its shape
+KEEP_DTYPE = {"reshape", "view", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "t", "expand", "repeat",
+              "abs", "neg", "relu", "to_dense"}
+DTYPE_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
+                 "long": "int64", "int": "int32", "short": "int16", "bool": "bool", "byte": "uint8", "char": "int8"}
+KEEP_META = {"cuda", "cpu", "contiguous", "detach", "clone", "requires_grad_", "pin_memory", "share_memory_"}
+DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
+          "float16": "float16", "half": "float16", "bfloat16": "bfloat16", "int64": "int64", "long": "int64",
+          "int32": "int32", "int": "int32", "int16": "int16", "short": "int16", "int8": "int8",
+          "uint8": "uint8", "bool": "bool", "complex64": "complex64", "cfloat": "complex64",
+          "complex128": "complex128", "cdouble": "complex128", "float8_e4m3fn": "float8_e4m3fn",
+          "float8_e5m2": "float8_e5m2"}
+# a binding made inside one of these (relative to the use) may not have run
+_BRANCHES = {"if_statement", "elif_clause", "else_clause", "for_statement", "while_statement", "try_statement",
+             "except_clause", "match_statement", "case_clause", "block"}
+_ALWAYS = {"function_definition", "class_definition", "with_statement", "module", "finally_clause"}
+_FUNCTIONS = ("function_definition", "lambda")
+MAX_DEPTH = 24
+
+
+# -- values ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Evidence:
+    """Why a value is known: a byte range and a short description (`device="cuda"`)."""
+
+    start: int
+    end: int
+    what: str
+    path: str | None = None  # None: the file being checked
+
+    def as_tuple(self) -> tuple:
+        return (self.start, self.end, self.what)
+
+
+@dataclass(frozen=True)
+class Device:
+    type: str
+    index: int | None = None
+    evidence: tuple[Evidence, ...] = ()
+
+    @property
+    def spelled(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def because(self, *evidence: Evidence) -> "Device":
+        return Device(self.type, self.index, tuple(evidence) + self.evidence)
+
+
+@dataclass(frozen=True)
+class Meta:
+    """Shape and dtype of an example or call input, as far as literals say."""
+
+    shape: tuple[int, ...] | None
+    dtype: str | None
+    evidence: Evidence
+
+
+@dataclass(frozen=True)
+class Input:
+    """One compile-time example input: its metadata and its dynamic dims
+    (None: not known which dims are dynamic, so shapes are never compared)."""
+
+    meta: Meta | None
+    dynamic: frozenset[int] | None
+
+
+@dataclass
+class CompileSite:
+    call: Node
+    qualname: str
+    model: Node | None = None
+    args: Node | None = None
+    kwargs: Node | None = None
+    dynamic: Node | None = None
+    path_node: Node | None = None
+    export: Node | None = None  # the torch.export.export call (new API)
+    dynamic_known: bool = True  # False: an fx.GraphModule (torch._inductor.aot_compile), dims unknown
+
+
+@dataclass
+class LoadSite:
+    call: Node
+    qualname: str
+    path_node: Node | None = None
+    device_node: Node | None = None  # old API: the device argument
+    index_node: Node | None = None  # new API: device_index
+    index_arg: Node | None = None  # the whole argument (keyword_argument or positional)
+
+    @property
+    def old(self) -> bool:
+        return self.qualname in OLD_LOAD
+
+
+@dataclass
+class Artifact:
+    """What a load call loads, as far as it is known."""
+
+    device: Device | None
+    where: str  # "at line 4", "in make_package.py (line 7)", "" (on disk)
+    site: Evidence | None  # the compile call (or the package file)
+    inputs: tuple[Input, ...] | None = None
+    origin: str = "compile"  # compile | project | disk
+    subject: str = "the model"  # or "the package `m.pt2` on disk"
+    reason: str | None = None  # why the device is what it is, when not the first evidence
+
+    def compiled_for(self) -> str:
+        """`the model was compiled for `cuda` at line 3 (`device="cuda"`)`"""
+        dev = self.device
+        where = f" {self.where}" if self.where else ""
+        return f"{self.subject} was compiled for `{dev.type}`{where} ({self.reason or why(dev)})"
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def snippet(text: str, limit: int = 48) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def unwrap(node: Node | None) -> Node | None:
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def bind(call: Node, params: tuple[str, ...]) -> tuple[dict[str, Node], bool]:
+    """A call's arguments by parameter name (values); False when *args/**kwargs hide some."""
+    out: dict[str, Node] = {}
+    args = call.child_by_field_name("arguments")
+    complete = True
+    if args is None or args.type != "argument_list":
+        return out, False
+    i = 0
+    for a in args.named_children:
+        if a.type == "comment":
+            continue
+        if a.type in ("list_splat", "dictionary_splat"):
+            complete = False
+        elif a.type == "keyword_argument":
+            name, value = a.child_by_field_name("name"), a.child_by_field_name("value")
+            if name is not None and value is not None:
+                out[name.text.decode()] = value
+        else:
+            if i < len(params):
+                out[params[i]] = a
+            i += 1
+    return out, complete
+
+
+def argument_of(value: Node) -> Node:
+    """The whole argument holding `value` (the keyword_argument for `k=v`)."""
+    return value.parent if value.parent is not None and value.parent.type == "keyword_argument" else value
+
+
+def delete_argument(data: bytes, arg: Node) -> tuple[int, int]:
+    """Byte range that removes one argument with its separating comma."""
+    prev = arg.prev_named_sibling
+    while prev is not None and prev.type == "comment":
+        prev = prev.prev_named_sibling
+    if prev is not None:
+        return prev.end_byte, arg.end_byte
+    nxt = arg.next_named_sibling
+    if nxt is not None:
+        return arg.start_byte, nxt.start_byte
+    end = arg.end_byte
+    rest = data[end:]
+    stripped = rest.lstrip(b" \t")
+    if stripped.startswith(b","):
+        end += len(rest) - len(stripped) + 1
+    return arg.start_byte, end
+
+
+def parse_device(text: str) -> tuple[str, int | None] | None:
+    m = _DEVICE.match(text)
+    if m is None or m.group(1) not in DEVICE_TYPES:
+        return None
+    return m.group(1), int(m.group(2)) if m.group(2) is not None else None
+
+
+def _string_value(node: Node) -> str | None:
+    """A plain (non-f) string literal's value."""
+    if node.type == "concatenated_string":
+        parts = [_string_value(c) for c in node.named_children]
+        return None if any(p is None for p in parts) else "".join(parts)
+    if node.type != "string":
+        return None
+    start = node.named_children[0] if node.named_children else None
+    if start is None or start.type != "string_start" or "f" in start.text.decode().lower() \
+            or "b" in start.text.decode().lower():
+        return None
+    try:
+        value = ast.literal_eval(node.text.decode())
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _is_fstring(node: Node) -> bool:
+    start = node.named_children[0] if node.type == "string" and node.named_children else None
+    return start is not None and start.type == "string_start" and "f" in start.text.decode().lower()
+
+
+# -- the per-file analysis -------------------------------------------------------------------------
+class Analysis:
+    """Evaluations of one file, cached for all three rules (and their summaries)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.src = ctx.source
+        self.names = ctx.names
+        self._calls: list[tuple[Node, str]] | None = None
+        self._compiles: list[CompileSite] | None = None
+        self._loads: list[LoadSite] | None = None
+        self._device_cache: dict[tuple[int, int], Device | None] = {}
+
+    # -- calls of interest -------------------------------------------------------------------
+    @property
+    def calls(self) -> list[tuple[Node, str]]:
+        if self._calls is None:
+            wanted = {*OLD_COMPILE, *NEW_COMPILE, *EXPORT, *OLD_LOAD, *NEW_LOAD, *SET_DEFAULT, *SET_DTYPE,
+                      *MARK_DYNAMIC}
+            self._calls = self.ctx.calls_to(wanted)
+        return self._calls
+
+    def calls_of(self, qualnames) -> list[tuple[Node, str]]:
+        return [(c, q) for c, q in self.calls if q in qualnames]
+
+    def compiles(self) -> list[CompileSite]:
+        if self._compiles is None:
+            self._compiles = [s for s in (self._compile_site(c, q) for c, q in self.calls_of({*OLD_COMPILE, *NEW_COMPILE})) if s]
+        return self._compiles
+
+    def loads(self) -> list[LoadSite]:
+        if self._loads is None:
+            out = []
+            for call, q in self.calls_of({*OLD_LOAD, *NEW_LOAD}):
+                bound, _ = bind(call, {**OLD_LOAD, **NEW_LOAD}[q])
+                site = LoadSite(call, q, bound.get("so_path", bound.get("path")))
+                if q in OLD_LOAD:
+                    site.device_node = bound.get("device")
+                else:
+                    site.index_node = bound.get("device_index")
+                    site.index_arg = argument_of(site.index_node) if site.index_node is not None else None
+                out.append(site)
+            self._loads = out
+        return self._loads
+
+    def _compile_site(self, call: Node, q: str) -> CompileSite | None:
+        if q in OLD_COMPILE:
+            params = OLD_COMPILE[q]
+            bound, _ = bind(call, params)
+            site = CompileSite(call, q, bound.get(params[0]), bound.get("args"), bound.get("kwargs"),
+                               bound.get("dynamic_shapes"), dynamic_known=q == "torch._export.aot_compile")
+            options = self._deref(bound.get("options"), call.start_byte)
+            if options is not None and options.type == "dictionary":
+                for pair in options.named_children:
+                    if pair.type == "pair" and _string_value(pair.child_by_field_name("key") or pair) == OUTPUT_PATH:
+                        site.path_node = pair.child_by_field_name("value")
+            return site
+        bound, _ = bind(call, NEW_COMPILE[q])
+        site = CompileSite(call, q, path_node=bound.get("package_path"))
+        export = self._deref(bound.get("exported_program"), call.start_byte)
+        if export is not None and export.type == "call" and self.names.resolve(export.child_by_field_name("function")) in EXPORT:
+            eb, _ = bind(export, EXPORT["torch.export.export"])
+            site.export = export
+            site.model, site.args, site.kwargs = eb.get("mod"), eb.get("args"), eb.get("kwargs")
+            site.dynamic = eb.get("dynamic_shapes")
+        return site
+
+    # -- name resolution -----------------------------------------------------------------------
+    def binding_value(self, ident: Node, at: int) -> tuple[Node, object] | None:
+        """The value a name holds at `at`, when a single straight-line assignment provides it."""
+        name = ident.text.decode()
+        scope = self.names.scope_of(ident)
+        binding = self.names.lookup(name, min(at, ident.start_byte), scope)
+        if binding is None or binding.kind not in (LOCAL, ALIAS):
+            return None
+        value = binding.value if binding.value is not None else self._unpacked(binding, name)
+        if value is None:
+            return None
+        in_module = any(b is binding for b in self.names.module.bindings.get(name, []))
+        if in_module and scope is not self.names.module and len(self.names.module.bindings[name]) > 1:
+            return None  # which module-level value a function sees depends on when it is called
+        if binding.at >= min(at, ident.start_byte) and (in_module == (scope is self.names.module)):
+            return None  # used before it is assigned
+        if self._conditional(value, ident):
+            return None
+        return value, binding
+
+    def _unpacked(self, binding, name: str) -> Node | None:
+        """`B, D = 2, 10`: the element of a literal right-hand side that `name` receives."""
+        node = self.src.tree.root_node.descendant_for_byte_range(binding.at, binding.at)
+        while node is not None and not (node.type == "assignment" and node.start_byte == binding.at):
+            node = node.parent if node.parent is not None and node.parent.start_byte == binding.at else None
+        if node is None:
+            return None
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None or left.type not in ("pattern_list", "tuple_pattern", "list_pattern"):
+            return None
+        right = unwrap(right)
+        if right.type not in ("expression_list", "tuple", "list"):
+            return None
+        targets = [c for c in left.named_children if c.type != "comment"]
+        values = [c for c in right.named_children if c.type != "comment"]
+        if len(targets) != len(values) or any(t.type != "identifier" for t in targets):
+            return None
+        return next((v for t, v in zip(targets, values) if t.text.decode() == name), None)
+
+    @staticmethod
+    def _conditional(value: Node, use: Node) -> bool:
+        node = value.parent
+        while node is not None and node.type not in ("function_definition", "class_definition", "module"):
+            if node.type in ("lambda",) or node.type.endswith("comprehension"):
+                return True
+            if node.type in _BRANCHES and (node.parent is None or node.parent.type not in _ALWAYS) \
+                    and not (node.start_byte <= use.start_byte < node.end_byte):
+                return True
+            node = node.parent
+        return False
+
+    def _deref(self, node: Node | None, at: int, depth: int = 0) -> Node | None:
+        """Follow simple name bindings to the expression they hold."""
+        node = unwrap(node)
+        while node is not None and node.type == "identifier" and depth < MAX_DEPTH:
+            found = self.binding_value(node, at)
+            if found is None:
+                return node
+            node, binding = unwrap(found[0]), found[1]
+            at = binding.at
+            depth += 1
+        return node
+
+    def qualname(self, call: Node) -> str | None:
+        func = call.child_by_field_name("function")
+        return self.names.resolve(func) if func is not None and func.type in ("identifier", "attribute") else None
+
+    def _ev(self, node: Node, what: str | None = None) -> Evidence:
+        return Evidence(node.start_byte, node.end_byte, what or f"`{snippet(self.src.node_text(node))}`")
+
+    def _method_ev(self, call: Node) -> Evidence:
+        """`.cuda()` of `model.cuda()`: from the method name to the end of the call."""
+        func = call.child_by_field_name("function")
+        name = func.child_by_field_name("attribute")
+        return Evidence(name.start_byte, call.end_byte, f"`.{snippet(self.src.data[name.start_byte:call.end_byte].decode())}`")
+
+    # -- integers, strings, paths ----------------------------------------------------------------
+    def int_value(self, node: Node | None, at: int, depth: int = 0) -> int | None:
+        node = self._deref(node, at, depth)
+        if node is None:
+            return None
+        if node.type == "integer":
+            try:
+                return int(node.text.decode().replace("_", ""), 0)
+            except ValueError:
+                return None
+        if node.type == "unary_operator" and node.child_by_field_name("operator").type == "-":
+            v = self.int_value(node.child_by_field_name("argument"), at, depth + 1)
+            return -v if v is not None else None
+        return None
+
+    def str_value(self, node: Node | None, at: int, depth: int = 0) -> str | None:
+        """A string constant: literal, constant name, f-string / `+` / `os.path.join` / pathlib of constants."""
+        if depth > MAX_DEPTH:
+            return None
+        node = unwrap(node)
+        if node is None:
+            return None
+        if node.type == "identifier":
+            if node.text == b"__file__":
+                return self._this_file()
+            found = self.binding_value(node, at)
+            return self.str_value(found[0], found[1].at, depth + 1) if found else None
+        if node.type == "string" and _is_fstring(node):
+            parts = []
+            for child in node.named_children:
+                if child.type in ("string_start", "string_end"):
+                    continue
+                if child.type == "string_content":
+                    if b"\\" in child.text or b"{{" in child.text or b"}}" in child.text:
+                        return None
+                    parts.append(child.text.decode())
+                elif child.type == "interpolation" and child.named_child_count == 1:
+                    inner = child.child_by_field_name("expression")
+                    v = self.str_value(inner, at, depth + 1)
+                    if v is None:
+                        iv = self.int_value(inner, at, depth + 1)
+                        v = str(iv) if iv is not None else None
+                    if v is None:
+                        return None
+                    parts.append(v)
+                else:
+                    return None
+            return "".join(parts)
+        if node.type in ("string", "concatenated_string"):
+            return _string_value(node)
+        if node.type == "binary_operator":
+            op = node.child_by_field_name("operator").type
+            left = self.str_value(node.child_by_field_name("left"), at, depth + 1)
+            right = self.str_value(node.child_by_field_name("right"), at, depth + 1)
+            if left is None or right is None:
+                return None
+            if op == "+":
+                return left + right
+            if op == "/" and self._is_path(node.child_by_field_name("left"), at):
+                return posixpath.join(left, right)
+            return None
+        if node.type == "attribute" and node.child_by_field_name("attribute").text == b"parent":
+            v = self.str_value(node.child_by_field_name("object"), at, depth + 1)
+            return posixpath.dirname(v) if v and self._is_path(node.child_by_field_name("object"), at) else None
+        if node.type == "call":
+            q = self.qualname(node)
+            args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+            if any(a.type in ("keyword_argument", "list_splat", "dictionary_splat") for a in args):
+                return None
+            values = [self.str_value(a, at, depth + 1) for a in args]
+            if any(v is None for v in values):
+                return None
+            if q in ("os.path.join", "posixpath.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath") and values:
+                return posixpath.join(*values)
+            if q in ("os.path.dirname",) and len(values) == 1:
+                return posixpath.dirname(values[0])
+            if q in ("os.path.abspath", "os.path.realpath") and len(values) == 1 and values[0].startswith("/"):
+                return values[0]
+            if q in ("os.fspath",) or (node.child_by_field_name("function").text == b"str"
+                                       and self.names.resolve(node.child_by_field_name("function")) is None):
+                return values[0] if len(values) == 1 else None
+            func = node.child_by_field_name("function")
+            if func.type == "attribute" and self._is_path(func.child_by_field_name("object"), at):
+                method = func.child_by_field_name("attribute").text.decode()
+                base = self.str_value(func.child_by_field_name("object"), at, depth + 1)
+                if base is None:
+                    return None
+                if method == "joinpath":
+                    return posixpath.join(base, *values)
+                if method in ("resolve", "absolute") and not values and base.startswith("/"):
+                    return base
+            return None
+        return None
+
+    def _is_path(self, node: Node | None, at: int, depth: int = 0) -> bool:
+        """A pathlib expression (so that `/` joins and `.parent` is a directory)."""
+        node = self._deref(node, at)
+        if node is None or depth > 8:
+            return False
+        if node.type == "call":
+            q = self.qualname(node)
+            if q in ("pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"):
+                return True
+            func = node.child_by_field_name("function")
+            return func.type == "attribute" and self._is_path(func.child_by_field_name("object"), at, depth + 1)
+        if node.type == "binary_operator":
+            return self._is_path(node.child_by_field_name("left"), at, depth + 1)
+        if node.type == "attribute":
+            return self._is_path(node.child_by_field_name("object"), at, depth + 1)
+        return False
+
+    def _this_file(self) -> str | None:
+        path = self.src.path
+        if not path or path.startswith("<"):
+            return None
+        return os.path.abspath(path).replace(os.sep, "/")
+
+    def path_key(self, node: Node | None, at: int) -> str | None:
+        value = self.str_value(node, at)
+        if not value:
+            return None
+        key = posixpath.normpath(value)
+        return key if key not in (".", "") else None
+
+    # -- devices ---------------------------------------------------------------------------------
+    def device_value(self, node: Node | None, at: int, depth: int = 0) -> Device | None:
+        """The device a *device expression* names: "cuda:0", torch.device(...), 0, a constant."""
+        node = unwrap(node)
+        if node is None or depth > MAX_DEPTH:
+            return None
+        t = node.type
+        if t == "identifier":
+            found = self.binding_value(node, at)
+            return self.device_value(found[0], found[1].at, depth + 1) if found else None
+        if t in ("string", "concatenated_string"):
+            value = _string_value(node)
+            if value is not None:
+                parsed = parse_device(value)
+                return Device(*parsed, (self._ev(node),)) if parsed else None
+            if _is_fstring(node):  # f"cuda:{rank}": the type is known, the index is not
+                full = self.str_value(node, at, depth + 1)
+                if full is not None:
+                    parsed = parse_device(full)
+                    return Device(*parsed, (self._ev(node),)) if parsed else None
+                parts = [c for c in node.named_children if c.type != "string_start"]
+                if parts and parts[0].type == "string_content":
+                    m = _DEVICE_PREFIX.match(parts[0].text.decode())
+                    if m and m.group(1) in DEVICE_TYPES:
+                        return Device(m.group(1), None, (self._ev(node),))
+            return None
+        if t == "integer":  # `.to(0)`, `device=1`: a CUDA index
+            v = self.int_value(node, at)
+            return Device("cuda", v, (self._ev(node),)) if v is not None and v >= 0 else None
+        if t == "call":
+            q = self.qualname(node)
+            if q == "torch.device":
+                bound, complete = bind(node, ("type", "index"))
+                if not complete or "type" not in bound:
+                    return None
+                base = self.device_value(bound["type"], at, depth + 1)
+                if base is None:
+                    return None
+                if "index" in bound:
+                    index = self.int_value(bound["index"], at)
+                    return Device(base.type, index, (self._ev(node),))
+                return Device(base.type, base.index, (self._ev(node),))
+            return None
+        if t == "attribute" and node.child_by_field_name("attribute").text == b"device":
+            return self.tensor_device(node.child_by_field_name("object"), at, depth + 1)
+        return None
+
+    def tensor_device(self, node: Node | None, at: int, depth: int = 0) -> Device | None:
+        """The device of a tensor or module expression."""
+        node = unwrap(node)
+        if node is None or depth > MAX_DEPTH:
+            return None
+        key = (node.id, at)
+        if key in self._device_cache:
+            return self._device_cache[key]
+        self._device_cache[key] = None  # cycles read as unknown
+        value = self._tensor_device(node, at, depth)
+        self._device_cache[key] = value
+        return value
+
+    def _tensor_device(self, node: Node, at: int, depth: int) -> Device | None:
+        t = node.type
+        if t == "identifier":
+            found = self.binding_value(node, at)
+            if found is None:
+                return None
+            value, binding = found
+            moved = self._in_place_move(node, value, binding, at, depth)
+            if moved is not None:
+                return moved or None
+            return self.tensor_device(value, binding.at, depth + 1)
+        if t == "subscript":  # a slice or an element of a tensor stays on its device
+            return self.tensor_device(node.child_by_field_name("value"), at, depth + 1)
+        if t != "call":
+            return None
+        func = node.child_by_field_name("function")
+        q = self.qualname(node)
+        if q is not None and q.startswith("torch."):
+            short = q.rsplit(".", 1)[-1]
+            bound, _ = bind(node, ())
+            if q == f"torch.{short}" and short in FACTORIES or q.startswith("torch.nn.") and short[:1].isupper():
+                if "device" in bound:
+                    dev = self.device_value(bound["device"], at, depth + 1)
+                    return dev.because(self._ev(argument_of(bound["device"]))) if dev else None
+                if short in ("tensor", "as_tensor"):  # from a tensor: its device (as_tensor), or unknown
+                    data = self._deref(self._first_positional(node), at)
+                    if data is None or data.type not in ("list", "tuple", "integer", "float", "true", "false",
+                                                         "unary_operator"):
+                        return None
+                return self.default_device(node)
+            if q == f"torch.{short}" and short in LIKE:
+                if "device" in bound:
+                    dev = self.device_value(bound["device"], at, depth + 1)
+                    return dev.because(self._ev(argument_of(bound["device"]))) if dev else None
+                first = self._first_positional(node)
+                return self.tensor_device(first, at, depth + 1)
+            if q == "torch.from_numpy":
+                return Device("cpu", None, (self._ev(node, f"`{snippet(self.src.node_text(node))}` (always cpu)"),))
+            return None
+        if func.type != "attribute":
+            return None
+        method = func.child_by_field_name("attribute").text.decode()
+        obj = func.child_by_field_name("object")
+        if method == "cuda":
+            bound, complete = bind(node, ("device",))
+            index = self.int_value(bound["device"], at) if "device" in bound else None
+            return Device("cuda", index, (self._method_ev(node),))
+        if method == "cpu":
+            return Device("cpu", None, (self._method_ev(node),))
+        if method == "to":
+            return self._to_device(node, obj, at, depth)
+        if method in KEEP_DEVICE:
+            return self.tensor_device(obj, at, depth + 1)
+        return None
+
+    def _to_device(self, call: Node, obj: Node, at: int, depth: int) -> Device | None:
+        bound, complete = bind(call, ())
+        positional = [a for a in call.child_by_field_name("arguments").named_children
+                      if a.type not in ("keyword_argument", "comment")]
+        if not complete:
+            return None
+        if "device" in bound:
+            dev = self.device_value(bound["device"], at, depth + 1)
+            return dev.because(self._method_ev(call)) if dev else None
+        if not positional:
+            return self.tensor_device(obj, at, depth + 1)  # .to(dtype=...)
+        first = positional[0]
+        if self.dtype_of(first) is not None:
+            return self.tensor_device(obj, at, depth + 1)
+        dev = self.device_value(first, at, depth + 1)
+        if dev is None:
+            target = self._deref(first, at)
+            if target is not None and target.type in ("call", "identifier", "subscript"):
+                dev = self.tensor_device(first, at, depth + 1)  # .to(other_tensor)
+        return Device(dev.type, dev.index, (self._method_ev(call), *dev.evidence)) if dev else None
+
+    def _in_place_move(self, ident: Node, value: Node, binding, at: int, depth: int) -> Device | bool | None:
+        """`model = M(); model.cuda()`: nn.Module.cuda()/.to()/.cpu() move the module in place.
+        Only statements of the same block, between the binding and the use, are read; not
+        for tensors (their `.to()` returns a copy). None: no such statement; False: unknown."""
+        if self._is_tensor_expr(unwrap(value)):
+            return None
+        stmt = value.parent
+        while stmt is not None and stmt.type != "expression_statement":
+            stmt = stmt.parent
+        if stmt is None:
+            return None
+        name = ident.text
+        found: Device | bool | None = None
+        nxt = stmt.next_named_sibling
+        limit = min(at, ident.start_byte)
+        while nxt is not None and nxt.start_byte < limit:
+            expr = nxt.named_children[0] if nxt.type == "expression_statement" and nxt.named_children else None
+            expr = unwrap(expr)
+            if expr is not None and expr.type == "call":
+                func = expr.child_by_field_name("function")
+                if func.type == "attribute" and unwrap(func.child_by_field_name("object")).text == name \
+                        and func.child_by_field_name("attribute").text.decode() in ("cuda", "cpu", "to"):
+                    if func.child_by_field_name("attribute").text == b"to":
+                        dev = self._to_device(expr, func.child_by_field_name("object"), nxt.start_byte, depth + 1)
+                    else:
+                        dev = self._tensor_device(expr, nxt.start_byte, depth + 1)
+                    found = dev if dev is not None else False
+            nxt = nxt.next_named_sibling
+        return found
+
+    def _is_tensor_expr(self, node: Node | None, depth: int = 0) -> bool:
+        node = self._deref(node, node.start_byte) if node is not None else None
+        if node is None or node.type != "call" or depth > MAX_DEPTH:
+            return False
+        q = self.qualname(node)
+        if q is not None and q.startswith("torch."):
+            short = q.rsplit(".", 1)[-1]
+            return short in FACTORIES or short in LIKE or q == "torch.from_numpy"
+        func = node.child_by_field_name("function")
+        if func.type == "attribute" and func.child_by_field_name("attribute").text.decode() in (KEEP_DEVICE | {"cuda", "cpu", "to"}):
+            return self._is_tensor_expr(unwrap(func.child_by_field_name("object")), depth + 1)
+        return False
+
+    def _first_positional(self, call: Node) -> Node | None:
+        return next((a for a in call.child_by_field_name("arguments").named_children
+                     if a.type not in ("keyword_argument", "comment", "list_splat", "dictionary_splat")), None)
+
+    def default_device(self, node: Node) -> Device | None:
+        """Where a tensor created without `device=` lives: the enclosing `with torch.device(...)`,
+        else the last `torch.set_default_device` that surely ran before, else cpu."""
+        n = node.parent
+        while n is not None and n.type not in _FUNCTIONS:
+            if n.type == "with_statement":
+                body = n.child_by_field_name("body")
+                if body is not None and body.start_byte <= node.start_byte:
+                    for item in (c for c in n.named_children if c.type == "with_clause"):
+                        for wi in item.named_children:
+                            value = wi.child_by_field_name("value")
+                            value = value.named_children[0] if value is not None and value.type == "as_pattern" else value
+                            if value is not None and value.type == "call" and self.qualname(value) == "torch.device":
+                                dev = self.device_value(value, value.start_byte)
+                                return dev.because(self._ev(wi, f"`with {snippet(self.src.node_text(wi))}:`")) if dev else None
+            n = n.parent
+        setters = self.calls_of(SET_DEFAULT)
+        ev = self._ev(node, f"`{snippet(self.src.node_text(node))}` has no `device=` and no default device is set")
+        if not setters:
+            return Device("cpu", None, (ev,))
+        scope = self.names.scope_of(node)
+        body = scope.node if scope is self.names.module else scope.node.child_by_field_name("body")
+        own = [c for c, _ in setters if self._straight(c, body) and c.start_byte < node.start_byte]
+        if own:
+            return self._setter_device(own[-1])
+        if scope is self.names.module:
+            later = [c for c, _ in setters if self._straight(c, body) and c.start_byte > node.start_byte]
+            return Device("cpu", None, (ev,)) if len(later) == len(setters) else None
+        mine_later = [c for c, _ in setters if self._straight(c, body)]
+        rest = [c for c, _ in setters if c not in mine_later]
+        module_level = [c for c in rest if self._straight(c, self.names.module.node)]
+        if len(module_level) != len(rest):
+            return None
+        devices = [self._setter_device(c) for c in module_level]
+        if not devices:
+            return Device("cpu", None, (ev,))
+        if any(d is None for d in devices) or len({d.spelled for d in devices}) != 1:
+            return None
+        return devices[-1]
+
+    @staticmethod
+    def _straight(call: Node, body: Node | None) -> bool:
+        stmt = call.parent
+        return body is not None and stmt is not None and stmt.type == "expression_statement" and stmt.parent == body
+
+    def _setter_device(self, call: Node) -> Device | None:
+        if self.qualname(call) != "torch.set_default_device":
+            return None
+        bound, _ = bind(call, ("device",))
+        dev = self.device_value(bound.get("device"), call.start_byte)
+        return dev.because(self._ev(call)) if dev else None
+
+    # -- dtypes and shapes -------------------------------------------------------------------------
+    def dtype_of(self, node: Node | None) -> str | None:
+        node = unwrap(node)
+        if node is None or node.type != "attribute":
+            return None
+        q = self.names.resolve(node)
+        if q is None or not q.startswith("torch."):
+            return None
+        return DTYPES.get(q[len("torch."):])
+
+    def _float_default(self) -> str | None:
+        return None if self.calls_of(SET_DTYPE) else "float32"
+
+    def _int_list(self, node: Node | None, at: int) -> tuple[int, ...] | None:
+        node = self._deref(node, at)
+        if node is None:
+            return None
+        if node.type in ("tuple", "list"):
+            values = [self.int_value(c, at) for c in node.named_children if c.type != "comment"]
+            return tuple(values) if all(v is not None and v >= 0 for v in values) else None
+        if node.type == "call" and self.qualname(node) == "torch.Size":
+            return self._int_list(self._first_positional(node), at)
+        return None
+
+    def tensor_meta(self, node: Node | None, at: int, depth: int = 0) -> Meta | None:
+        node = unwrap(node)
+        if node is None or depth > MAX_DEPTH:
+            return None
+        if node.type == "identifier":
+            found = self.binding_value(node, at)
+            return self.tensor_meta(found[0], found[1].at, depth + 1) if found else None
+        if node.type != "call":
+            return None
+        ev = self._ev(node)
+        q = self.qualname(node)
+        bound, complete = bind(node, ())
+        if not complete:
+            return None
+        positional = [a for a in node.child_by_field_name("arguments").named_children
+                      if a.type not in ("keyword_argument", "comment")]
+        if q is not None and q.startswith("torch.") and q.count(".") == 1:
+            short = q[len("torch."):]
+            dtype = self.dtype_of(bound["dtype"]) if "dtype" in bound else False
+            if dtype is None:  # a dtype= we cannot read
+                return None
+            shape: tuple[int, ...] | None = None
+            default = self._float_default()
+            if short in ("randn", "rand", "zeros", "ones", "empty"):
+                if "size" in bound:
+                    shape = self._int_list(bound["size"], at)
+                elif len(positional) == 1 and self._deref(positional[0], at) is not None \
+                        and self._deref(positional[0], at).type in ("tuple", "list", "call"):
+                    shape = self._int_list(positional[0], at)
+                else:
+                    values = [self.int_value(p, at) for p in positional]
+                    shape = tuple(values) if all(v is not None and v >= 0 for v in values) else None
+            elif short == "full":
+                shape = self._int_list(bound.get("size", positional[0] if positional else None), at)
+                fill = self._deref(bound.get("fill_value", positional[1] if len(positional) > 1 else None), at)
+                default = {"integer": "int64", "float": default, "true": "bool", "false": "bool"}.get(
+                    fill.type if fill is not None else "", None)
+            elif short == "randint":
+                size = bound.get("size", positional[-1] if len(positional) >= 2 else None)
+                shape = self._int_list(size, at)
+                default = "int64"
+            elif short == "randperm":
+                n = self.int_value(positional[0], at) if positional else None
+                shape = (n,) if n is not None and n >= 0 else None
+                default = "int64"
+            elif short == "arange":
+                values = [self.int_value(p, at) for p in positional]
+                if values and all(v is not None for v in values) and len(values) <= 3:
+                    start, end, step = (0, values[0], 1) if len(values) == 1 else (
+                        values[0], values[1], values[2] if len(values) == 3 else 1)
+                    shape = (max(0, -(-(end - start) // step)),) if step else None
+                    default = "int64"
+                elif not any((d := self._deref(p, at)) is not None and d.type == "float" for p in positional):
+                    default = None  # float bounds: the default float dtype; anything else: unknown
+            elif short in ("tensor", "as_tensor"):
+                shape, default = self._literal_data(positional[0] if positional else None, at)
+            elif short in LIKE:
+                base = self.tensor_meta(positional[0] if positional else None, at, depth + 1)
+                if base is None:
+                    return None
+                return Meta(base.shape, dtype or base.dtype, ev)
+            else:
+                return None
+            return Meta(shape, dtype or default, ev)
+        func = node.child_by_field_name("function")
+        if func.type != "attribute":
+            return None
+        method = func.child_by_field_name("attribute").text.decode()
+        base = self.tensor_meta(func.child_by_field_name("object"), at, depth + 1)
+        if base is None:
+            return None
+        if method in KEEP_META:
+            return base
+        if method in DTYPE_METHODS and not positional and not bound:
+            return Meta(base.shape, DTYPE_METHODS[method], base.evidence)
+        if method == "to":
+            dtype = self.dtype_of(bound["dtype"]) if "dtype" in bound else None
+            for p in positional:
+                dtype = dtype or self.dtype_of(p)
+            if "dtype" in bound and dtype is None:
+                return None
+            if dtype is None and any(self.device_value(p, at) is None and self.dtype_of(p) is None for p in positional):
+                return None  # .to(something unknown)
+            return Meta(base.shape, dtype or base.dtype, base.evidence)
+        if method in ("reshape", "view") and positional:
+            dims = self._int_list(positional[0], at) if len(positional) == 1 and self._deref(positional[0], at) is not None \
+                and self._deref(positional[0], at).type in ("tuple", "list") else None
+            if dims is None:
+                values = [self.int_value(p, at) for p in positional]
+                if not all(v is not None for v in values):
+                    return Meta(None, base.dtype, base.evidence)
+                dims = tuple(values)
+            if -1 in dims and base.shape is not None and dims.count(-1) == 1:
+                total, known = _prod(base.shape), _prod(d for d in dims if d != -1)
+                dims = tuple(total // known if d == -1 else d for d in dims) if known and total % known == 0 else None
+            if dims is None or any(d < 0 for d in dims):
+                return Meta(None, base.dtype, base.evidence)
+            return Meta(dims, base.dtype, base.evidence)
+        if method in KEEP_DTYPE:
+            return Meta(None, base.dtype, base.evidence)
+        return None
+
+    def _literal_data(self, node: Node | None, at: int) -> tuple[tuple[int, ...] | None, str | None]:
+        node = self._deref(node, at)
+        if node is None:
+            return None, None
+        kinds: set[str] = set()
+
+        def walk(n: Node) -> tuple[int, ...] | None:
+            n = unwrap(n)
+            if n.type in ("list", "tuple"):
+                items = [walk(c) for c in n.named_children if c.type != "comment"]
+                if any(i is None for i in items) or len(set(items)) > 1:
+                    return None
+                return (len(items), *(items[0] if items else ()))
+            if n.type == "unary_operator":
+                n = n.child_by_field_name("argument")
+            if n.type in ("integer", "float", "true", "false"):
+                kinds.add(n.type)
+                return ()
+            return None
+
+        shape = walk(node)
+        if shape is None:
+            return None, None
+        dtype = None
+        if kinds <= {"true", "false"} and kinds:
+            dtype = "bool"
+        elif kinds == {"integer"} or kinds <= {"integer", "true", "false"} and "integer" in kinds:
+            dtype = "int64"
+        elif "float" in kinds:
+            dtype = self._float_default()
+        return shape, dtype
+
+    # -- compile sites ---------------------------------------------------------------------------
+    def example_inputs(self, site: CompileSite) -> list[Node] | None:
+        args = self._deref(site.args, site.call.start_byte)
+        if args is None or args.type not in ("tuple", "list"):
+            return None
+        items = [c for c in args.named_children if c.type != "comment"]
+        if any(c.type in ("list_splat", "parenthesized_list_splat") for c in items):
+            return None
+        return items
+
+    def compile_device(self, site: CompileSite) -> Device | None:
+        """The compile device: the example inputs' (when they agree), else the model's."""
+        at = site.call.start_byte
+        devices: list[Device] = []
+        for item in self.example_inputs(site) or []:
+            dev = self.tensor_device(item, item.start_byte)
+            if dev is not None:
+                devices.append(dev)
+        kwargs = self._deref(site.kwargs, at)
+        if kwargs is not None and kwargs.type == "dictionary":
+            for pair in kwargs.named_children:
+                if pair.type == "pair":
+                    dev = self.tensor_device(pair.child_by_field_name("value"), at)
+                    if dev is not None:
+                        devices.append(dev)
+        model = self.tensor_device(site.model, site.model.start_byte) if site.model is not None else None
+        if devices:
+            if len({d.type for d in devices}) != 1:
+                return None
+            if model is not None and model.type != devices[0].type:
+                return None
+            indexes = {d.index for d in devices}
+            index = indexes.pop() if len(indexes) == 1 else None
+            return Device(devices[0].type, index, tuple(e for d in devices for e in d.evidence[:1]))
+        return model
+
+    def inputs(self, site: CompileSite) -> tuple[Input, ...] | None:
+        items = self.example_inputs(site)
+        if items is None:
+            return None
+        dynamic = self.dynamic_dims(site, len(items))
+        marked = self._marked_dynamic()
+        out = []
+        for item, dyn in zip(items, dynamic):
+            name = unwrap(item)
+            if name is not None and name.type == "identifier" and name.text.decode() in marked:
+                dyn = None
+            out.append(Input(self.tensor_meta(item, item.start_byte), dyn))
+        return tuple(out)
+
+    def dynamic_dims(self, site: CompileSite, n: int) -> list[frozenset[int] | None]:
+        if not site.dynamic_known:
+            return [None] * n
+        spec = self._deref(site.dynamic, site.call.start_byte)
+        if site.dynamic is None or spec is not None and spec.type == "none":
+            return [frozenset()] * n
+        if spec is None or spec.type not in ("tuple", "list"):
+            return [None] * n
+        items = [c for c in spec.named_children if c.type != "comment"]
+        if len(items) != n:
+            return [None] * n
+        out: list[frozenset[int] | None] = []
+        for item in items:
+            item = self._deref(item, site.call.start_byte)
+            if item is None:
+                out.append(None)
+            elif item.type == "none":
+                out.append(frozenset())
+            elif item.type == "dictionary":
+                dims: set[int] = set()
+                ok = True
+                for pair in item.named_children:
+                    if pair.type != "pair":
+                        ok = ok and pair.type == "comment"
+                        continue
+                    k = self.int_value(pair.child_by_field_name("key"), site.call.start_byte)
+                    if k is None:
+                        ok = False
+                    elif unwrap(pair.child_by_field_name("value")).type != "none":
+                        dims.add(k)
+                out.append(frozenset(dims) if ok else None)
+            elif item.type in ("tuple", "list"):
+                out.append(frozenset(i for i, c in enumerate(x for x in item.named_children if x.type != "comment")
+                                     if c.type != "none"))
+            else:
+                out.append(None)
+        return out
+
+    def _marked_dynamic(self) -> set[str]:
+        out = set()
+        for call, _ in self.calls_of(MARK_DYNAMIC):
+            first = self._first_positional(call)
+            if first is not None and first.type == "identifier":
+                out.add(first.text.decode())
+        return out
+
+    def compile_where(self, site: CompileSite) -> str:
+        return f"at line {self.src.lines.line_of(site.call.start_byte) + 1}"
+
+    def site_evidence(self, site: CompileSite) -> Evidence:
+        func = site.call.child_by_field_name("function")
+        return Evidence(func.start_byte, func.end_byte, f"compiled here (`{site.qualname}`)")
+
+    def site_artifact(self, site: CompileSite) -> Artifact:
+        return Artifact(self.compile_device(site), self.compile_where(site), self.site_evidence(site),
+                        self.inputs(site), "compile")
+
+    def compile_key(self, site: CompileSite) -> str | None:
+        return self.path_key(site.path_node, site.call.start_byte) if site.path_node is not None else None
+
+    # -- load -> artifact ------------------------------------------------------------------------
+    def _compile_from(self, node: Node | None, at: int, depth: int = 0) -> CompileSite | None:
+        node = unwrap(node)
+        if node is None or depth > MAX_DEPTH:
+            return None
+        if node.type == "call":
+            return next((s for s in self.compiles() if s.call == node), None)
+        if node.type == "identifier":
+            found = self.binding_value(node, at)
+            return self._compile_from(found[0], found[1].at, depth + 1) if found else None
+        return None
+
+    def artifact(self, load: LoadSite) -> Artifact | None:
+        if load.path_node is None:
+            return None
+        at = load.call.start_byte
+        site = self._compile_from(load.path_node, at)
+        if site is not None:
+            return self.site_artifact(site)
+        key = self.path_key(load.path_node, at)
+        if key is None:
+            return None
+        local = [s for s in self.compiles() if self.compile_key(s) == key]
+        if local:
+            arts = [self.site_artifact(s) for s in local]
+            return _agree(arts)
+        remote = self._project_artifacts(key)
+        if remote:
+            return _agree(remote)
+        if load.qualname in NEW_LOAD:
+            return self._disk_artifact(key, load)
+        return None
+
+    def _project_artifacts(self, key: str) -> list[Artifact]:
+        project = getattr(self.ctx, "project", None)
+        if project is None:
+            return []
+        here = os.path.abspath(self.src.path)
+        out = []
+        seen = set()
+        for code in CODES:
+            for path, summary in project.of(code).items():
+                if path in seen or os.path.abspath(path) == here or not isinstance(summary, dict):
+                    continue
+                seen.add(path)
+                for entry in summary.get("compiles", ()):
+                    if entry.get("key") == key:
+                        out.append(artifact_from_summary(path, entry))
+        return out
+
+    def _disk_artifact(self, key: str, load: LoadSite) -> Artifact | None:
+        if not key.endswith(".pt2"):
+            return None
+        found: dict[str, tuple[str, str]] = {}
+        for candidate in self._disk_candidates(key):
+            info = pt2.read_package(candidate)
+            if info is None:
+                continue
+            dev = info.device(self._model_name(load))
+            if dev is not None:
+                found[info.path] = dev
+        if len({d[0] for d in found.values()}) != 1:
+            return None
+        path, (kind, entry) = next(iter(found.items()))
+        parsed = parse_device(kind)
+        if parsed is None:
+            return None
+        name = posixpath.basename(key)
+        ev = Evidence(0, 0, f"`{entry}` of the package says AOTI_DEVICE_KEY \"{kind}\"", path)
+        return Artifact(Device(parsed[0], None, (ev,)), "", ev, None, "disk", subject=f"the package `{name}` on disk",
+                        reason=f'its metadata says AOTI_DEVICE_KEY "{kind}"')
+
+    def _model_name(self, load: LoadSite) -> str:
+        if load.qualname == "torch._inductor.package.load_package":
+            bound, _ = bind(load.call, NEW_LOAD[load.qualname])
+            v = self.str_value(bound.get("model_name"), load.call.start_byte)
+            return v or "model"
+        return "model"
+
+    def _disk_candidates(self, key: str) -> list[str]:
+        if key.startswith("/"):
+            return [key]
+        here = self._this_file()
+        if here is None:
+            return []
+        out, folder = [], posixpath.dirname(here)
+        for _ in range(6):  # the file's folder and its parents: scripts run from the repository root
+            out.append(posixpath.normpath(posixpath.join(folder, key)))
+            if any(os.path.exists(os.path.join(folder, m)) for m in (".git", "pyproject.toml", "setup.py")):
+                break
+            parent = posixpath.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+        return out
+
+    def runner_calls(self, load: LoadSite) -> list[Node]:
+        """Calls of the loaded model: `runner = load(...); runner(x)`, `self.runner(x)`, `load(...)(x)`."""
+        call = load.call
+        parent = call.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            parent = parent.parent
+        if parent is None:
+            return []
+        if parent.type == "call" and unwrap(parent.child_by_field_name("function")) == call:
+            return [parent]
+        if parent.type != "assignment" or unwrap(parent.child_by_field_name("right")) != call:
+            return []
+        left = parent.child_by_field_name("left")
+        out = []
+        if left.type == "identifier":
+            name = left.text.decode()
+            for _, caps in self.src.matches("calls", [name]):
+                c, func = caps["call"][0], caps["func"][0]
+                if func.type != "identifier" or func.text != left.text:
+                    continue
+                found = self.binding_value(func, c.start_byte)
+                if found is not None and unwrap(found[0]) == call:
+                    out.append(c)
+        elif left.type == "attribute" and left.child_by_field_name("object").text == b"self":
+            cls = parent.parent
+            while cls is not None and cls.type != "class_definition":
+                cls = cls.parent
+            if cls is None:
+                return []
+            attr = left.child_by_field_name("attribute").text
+            assigned = [n for n in _descendants(cls, "assignment")
+                        if (lhs := n.child_by_field_name("left")) is not None and lhs.type == "attribute"
+                        and lhs.child_by_field_name("attribute").text == attr
+                        and lhs.child_by_field_name("object").text == b"self"]
+            if len(assigned) != 1:
+                return []  # set in several places: which one a call sees is not known
+            for _, caps in self.src.matches("calls", [attr.decode()]):
+                c, func = caps["call"][0], caps["func"][0]
+                if cls.start_byte <= c.start_byte < cls.end_byte and func.type == "attribute" \
+                        and func.child_by_field_name("attribute").text == attr \
+                        and func.child_by_field_name("object").text == b"self":
+                    out.append(c)
+        return sorted(set(out), key=lambda n: n.start_byte)
+
+    # -- summary (cross-file) -----------------------------------------------------------------------
+    def summary(self) -> dict | None:
+        entries = []
+        for site in self.compiles():
+            key = self.compile_key(site)
+            if key is None:
+                continue
+            dev = self.compile_device(site)
+            inputs = self.inputs(site)
+            entries.append({
+                "key": key,
+                "device": (dev.type, dev.index) if dev else None,
+                "evidence": tuple(e.as_tuple() for e in dev.evidence) if dev else (),
+                "site": self.site_evidence(site).as_tuple(),
+                "line": self.src.lines.line_of(site.call.start_byte) + 1,
+                "inputs": None if inputs is None else tuple(
+                    (None if i.meta is None else (i.meta.shape, i.meta.dtype, i.meta.evidence.as_tuple()),
+                     None if i.dynamic is None else tuple(sorted(i.dynamic))) for i in inputs),
+            })
+        return {"compiles": entries} if entries else None
+
+
+def artifact_from_summary(path: str, entry: dict) -> Artifact:
+    evidence = tuple(Evidence(s, e, w, path) for s, e, w in entry.get("evidence", ()))
+    dev = entry.get("device")
+    device = Device(dev[0], dev[1], evidence) if dev else None
+    s, e, w = entry["site"]
+    inputs = None
+    if entry.get("inputs") is not None:
+        inputs = tuple(
+            Input(None if meta is None else Meta(meta[0], meta[1], Evidence(*meta[2], path)),
+                  None if dyn is None else frozenset(dyn))
+            for meta, dyn in entry["inputs"])
+    name = os.path.basename(path)
+    return Artifact(device, f"in {name} (line {entry.get('line', '?')})", Evidence(s, e, w, path), inputs, "project")
+
+
+def _agree(arts: list[Artifact]) -> Artifact | None:
+    """Several compile sites write the same artifact: known only when they agree."""
+    if len(arts) == 1:
+        return arts[0]
+    devices = [a.device for a in arts]
+    if any(d is None for d in devices) or len({d.type for d in devices}) != 1:
+        return Artifact(None, arts[0].where, arts[0].site, None, arts[0].origin)
+    first = arts[0]
+    inputs = first.inputs if all(a.inputs == first.inputs for a in arts) else None
+    return Artifact(first.device, first.where, first.site, inputs, first.origin, first.subject, first.reason)
+
+
+def _prod(values: Iterable[int]) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def _descendants(node: Node, type_: str):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == type_:
+            yield n
+        stack.extend(n.named_children)
+
+
+_analyses: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def analysis(ctx) -> Analysis:
+    """The file's analysis, shared by AOTI101-AOTI103 through the engine's Context."""
+    found = _analyses.get(ctx)
+    if found is None:
+        found = _analyses[ctx] = Analysis(ctx)
+    return found
+
+
+def summary_owner(config) -> str | None:
+    """The one enabled rule of the three that stores the file's cross-file summary."""
+    return next((c for c in CODES if config is None or config.enabled(c)), None)
+
+
+# -- helpers shared by the rules --------------------------------------------------------------------
+def runner_device(a: Analysis, load: LoadSite, art: Artifact | None) -> Device | None:
+    """The device the loaded model runs on: the compile device; for `aot_load` with an unknown
+    compile device, the device it is loaded on."""
+    if art is not None and art.device is not None:
+        return art.device
+    if load.old and load.device_node is not None:
+        return a.device_value(load.device_node, load.call.start_byte)
+    return None
+
+
+def target_device(a: Analysis, load: LoadSite, compiled: Device) -> str:
+    """What inputs should be moved to: the load device when it names an index of the right type."""
+    at = load.call.start_byte
+    if load.old and load.device_node is not None:
+        dev = a.device_value(load.device_node, at)
+        if dev is not None and dev.type == compiled.type:
+            return dev.spelled
+    if not load.old and load.index_node is not None:
+        index = a.int_value(load.index_node, at)
+        if index is not None and index >= 0 and compiled.type != "cpu":
+            return f"{compiled.type}:{index}"
+    return compiled.type
+
+
+def related(evidence: Iterable[Evidence], role: str, skip: tuple[int, int] | None = None) -> list:
+    """Related-information entries for a finding: `role` + what the evidence shows."""
+    from aoti_lsp.findings import Related
+
+    out, seen = [], []
+    for ev in evidence:
+        if any(p == ev.path and s <= ev.start and ev.end <= e for p, s, e in seen) \
+                or (ev.path is None and skip is not None and (ev.start, ev.end) == skip):
+            continue  # the same place, or inside one already given
+        seen.append((ev.path, ev.start, ev.end))
+        out.append(Related(ev.start, ev.end, f"{role}: {ev.what}", path=ev.path))
+    return out
+
+
+def why(device: Device) -> str:
+    """A short reason for a device, for messages: `device="cuda"`."""
+    return device.evidence[0].what if device.evidence else "from the compile call"
+
+
+class ConsistencyRule:
+    """Mixin of AOTI101-AOTI103: one shared analysis, one stored summary (by the first enabled rule)."""
+
+    triggers = TRIGGERS
+
+    def summarize(self, ctx):
+        if summary_owner(ctx.config) != self.code:
+            return None
+        return analysis(ctx).summary()
+
+
+def artifact_related(art: Artifact) -> list:
+    """Related information for the compile side: the compile call and the compile device's evidence."""
+    from aoti_lsp.findings import Related
+
+    out = []
+    if art.site is not None and art.origin != "disk":
+        out.append(Related(art.site.start, art.site.end, art.site.what, path=art.site.path))
+    if art.device is not None:
+        out += related(art.device.evidence, f"compiled for {art.device.type}")
+    return out

@@ -1,0 +1,96 @@
+from aoti_lsp.devices import ConsistencyRule, analysis, artifact_related, delete_argument, related
+from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
+from aoti_lsp.rules import Rule
+
+
+class LoadDeviceMismatch(ConsistencyRule, Rule):
+    code = "AOTI101"
+    name = "load-device-mismatch"
+    summary = "A compiled model is loaded on another device type than it was compiled for"
+    severity = Severity.ERROR
+    explanation = """\
+AOTInductor compiles for one device type: the device of the example inputs (and of the model's
+parameters) at compile time. The loader must run it on that device type; only the index may
+differ (`cuda:0` at compile time, `cuda:1` at load time is fine).
+
+- `torch._export.aot_load(so_path, device)` takes the device from its caller. A CUDA-compiled
+  model loaded with `"cpu"` segfaults or fails while loading its constants.
+- `torch._inductor.aoti_load_package(path, device_index=-1)` takes the device *type* from the
+  package (`AOTI_DEVICE_KEY` in its `wrapper_metadata.json`); only the index can be chosen. A
+  package compiled for CPU given any `device_index` (0 included) fails with
+  `RuntimeError: Incorrect device passed to aoti_runner_cpu`.
+
+The compile device is read from the example inputs (`.cuda()`, `.to("cuda:0")`, `device=` of
+the factories, `torch.device(...)`, constants, `with torch.device(...)`,
+`torch.set_default_device(...)`), else from the model (`.cuda()`, `.to(...)`, also in place:
+`model.cuda()` as a statement). The compile site is found through the compile call's return
+value or through the artifact's path (`aot_inductor.output_path`, `package_path`): in this file,
+in another file of the project, or, for a `.pt2` that exists on disk, in the package's own
+metadata. Nothing is reported when either side is unknown: a device computed at run time
+(`"cuda" if torch.cuda.is_available() else "cpu"`), a function parameter, a config attribute."""
+    fix_explanation = """\
+Unsafe (it changes where the model runs): offered as a quick fix, applied by the CLI only with
+`--unsafe-fixes`.
+
+- `aot_load(so, "cpu")` for a CUDA-compiled model becomes `aot_load(so, "cuda")` (the compile
+  device, with its index when the compile side names one).
+- `aoti_load_package(cpu_package, device_index=N)`: the `device_index` argument is dropped."""
+    invalid = (
+        'import torch\nmodel = MyModel().cuda()\nx = torch.randn(2, 10, device="cuda")\n'
+        'so = torch._export.aot_compile(model, (x,))\nrunner = torch._export.aot_load(so, "cpu")\n',
+        'import torch\nep = torch.export.export(MyModel(), (torch.randn(2, 8),))\n'
+        'torch._inductor.aoti_compile_and_package(ep, package_path="m.pt2")\n'
+        'runner = torch._inductor.aoti_load_package("m.pt2", device_index=1)\n',
+    )
+    valid = (
+        'import torch\nx = torch.randn(2, 10, device="cuda:0")\nso = torch._export.aot_compile(model, (x,))\n'
+        'runner = torch._export.aot_load(so, "cuda:1")\n',
+        'import torch\ndev = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        'x = torch.randn(2, 10, device=dev)\nso = torch._export.aot_compile(model, (x,))\n'
+        'runner = torch._export.aot_load(so, "cpu")\n',
+    )
+
+    def check(self, ctx):
+        a = analysis(ctx)
+        for load in a.loads():
+            art = a.artifact(load)
+            if art is None or art.device is None:
+                continue
+            compiled = art.device
+            at = load.call.start_byte
+            if load.old:
+                if load.device_node is None:
+                    continue
+                loaded = a.device_value(load.device_node, at)
+                if loaded is None or loaded.type == compiled.type:
+                    continue
+                if compiled.type == "cuda" and loaded.type == "cpu":
+                    effect = "a CUDA-compiled model loaded on CPU segfaults or fails while loading its constants"
+                else:
+                    effect = "the loader must be given the device type the model was compiled for (only the index may differ)"
+                message = (f"loaded on `{loaded.spelled}`, but {art.compiled_for()}: {effect}. "
+                           f"Load it on \"{compiled.spelled}\"")
+                node = load.device_node
+                fix = Fix(f'Load on "{compiled.spelled}"', (Edit(node.start_byte, node.end_byte, f'"{compiled.spelled}"'),),
+                          Applicability.UNSAFE)
+                rel = artifact_related(art) + related(loaded.evidence, f"loaded on {loaded.type}", skip=(node.start_byte, node.end_byte))
+                yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, related=rel,
+                              severity=self.severity)
+            else:
+                if load.index_node is None or compiled.type != "cpu":
+                    continue
+                index = a.int_value(load.index_node, at)
+                if index is None or index < 0:
+                    continue
+                arg = load.index_arg
+                message = (f"`device_index={index}`, but {art.compiled_for()}: a cpu package given any "
+                           f"`device_index` fails to load with `RuntimeError: Incorrect device passed to "
+                           f"aoti_runner_cpu`. The device type comes from the package: drop `device_index`")
+                start, end = delete_argument(ctx.source.data, arg)
+                fix = Fix("Drop device_index", (Edit(start, end, ""),), Applicability.UNSAFE)
+                rel = artifact_related(art)
+                yield Finding(self.code, message, arg.start_byte, arg.end_byte, fix=fix, related=rel,
+                              severity=self.severity)
+
+
+RULE = LoadDeviceMismatch()

@@ -1,0 +1,142 @@
+from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, analysis, argument_of, artifact_related, bind,
+                              related, runner_device, target_device, unwrap)
+from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
+from aoti_lsp.rules import Rule
+
+
+class InputDeviceMismatch(ConsistencyRule, Rule):
+    code = "AOTI102"
+    name = "input-device-mismatch"
+    summary = "A loaded AOTI model is called with inputs on another device type than it was compiled for"
+    severity = Severity.ERROR
+    explanation = """\
+An AOTInductor model runs its kernels on the device type it was compiled for, and reads its
+inputs there. A CUDA-compiled model called with CPU tensors fails with
+`Expected out tensor to have device cuda:0, but got cpu instead` (or worse, reads host memory
+from device code); a CPU-compiled model must be called with CPU tensors. Only the device type
+matters: inputs on `cuda:1` for a model compiled on `cuda:0` are not reported.
+
+The device of each argument of a call of the loaded model (`runner = aoti_load_package(...)`,
+`runner(x)`; `self.runner(x)`; `aot_load(...)(x)`) is read from the same evidence as the
+compile side: `.cuda()`, `.cpu()`, `.to(...)`, `device=` of the factories, constants, simple
+(re)assignments in order, `with torch.device(...)` and `torch.set_default_device(...)`. A tensor
+created without `device=` is on the CPU unless a default device is set. The compiled device
+comes from the compile site of the loaded artifact (in this file, in another file of the project
+through the artifact's path, or from a `.pt2` package on disk); for `aot_load`, when the compile
+side is unknown, the device it is loaded on. Unknown devices (parameters, run-time choices,
+config attributes) are never reported."""
+    fix_explanation = """\
+Unsafe (it moves data between devices): offered as a quick fix, applied by the CLI only with
+`--unsafe-fixes`. The argument is moved to the compiled device:
+
+- `x.to("cpu")`, `x.to(device=dev)`: the device argument becomes the compiled device;
+- `x.cpu()` becomes `x.to("cuda")`;
+- a factory call (`torch.randn(4, 8)`, `torch.zeros_like(t)`) gets or changes `device=`;
+- anything else is wrapped: `x` becomes `x.to("cuda")`.
+
+The device written is the one the model is loaded on when that names an index of the right
+type (`aot_load(so, "cuda:1")`, `device_index=1`), else the compiled device type."""
+    invalid = (
+        'import torch\nmodel = MyModel().cuda()\ninp = torch.randn(2, 10, device="cuda")\n'
+        'so = torch._export.aot_compile(model, (inp,))\nloaded = torch._export.aot_load(so, "cuda")\n'
+        'out = loaded(inp.to("cpu"))\n',
+        'import torch\nwith torch.device("cuda"):\n    ep = torch.export.export(M(), (torch.randn(4, 8),))\n'
+        'pt2 = torch._inductor.aoti_compile_and_package(ep)\nrunner = torch._inductor.aoti_load_package(pt2)\n'
+        'runner(torch.randn(4, 8))\n',
+    )
+    valid = (
+        'import torch\nx = torch.randn(2, 10, device="cuda:0")\nep = torch.export.export(M(), (x,))\n'
+        'runner = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))\n'
+        'runner(torch.randn(2, 10, device="cuda:1"))\n',
+        'import torch\ntorch.set_default_device("cuda")\nep = torch.export.export(M(), (torch.randn(20),))\n'
+        'runner = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))\n'
+        'runner(torch.randn(20))\n',
+        'import torch\ndef serve(runner, x):\n    return runner(x.cpu())\n',
+    )
+
+    def check(self, ctx):
+        a = analysis(ctx)
+        for load in a.loads():
+            art = a.artifact(load)
+            compiled = runner_device(a, load, art)
+            if compiled is None:
+                continue
+            target = target_device(a, load, compiled)
+            for call in a.runner_calls(load):
+                for arg in _arguments(call):
+                    value = arg.child_by_field_name("value") if arg.type == "keyword_argument" else arg
+                    dev = a.tensor_device(value, value.start_byte)
+                    if dev is None or dev.type == compiled.type:
+                        continue
+                    if compiled.type == "cuda" and dev.type == "cpu":
+                        effect = ("CPU inputs to a CUDA-compiled model fail with `Expected out tensor to have "
+                                  "device cuda:0, but got cpu instead`")
+                    else:
+                        effect = (f"inputs must be on the device type the model was compiled for "
+                                  f"(only the index may differ)")
+                    if art is not None and art.device is not None:
+                        side = art.compiled_for()
+                    else:
+                        side = f"the model is loaded on `{compiled.spelled}` ({compiled.evidence[0].what if compiled.evidence else 'aot_load'})"
+                    message = (f"input on `{dev.type}` ({dev.evidence[0].what if dev.evidence else 'its value'}), "
+                               f"but {side}: {effect}. Move it with `.to(\"{target}\")`")
+                    rel = (artifact_related(art) if art is not None and art.device is not None
+                           else related(compiled.evidence, f"loaded on {compiled.type}"))
+                    rel += related(dev.evidence, f"this input is on {dev.type}", skip=(value.start_byte, value.end_byte))
+                    yield Finding(self.code, message, value.start_byte, value.end_byte,
+                                  fix=move_fix(a, value, target), related=rel, severity=self.severity)
+
+
+def _arguments(call):
+    args = call.child_by_field_name("arguments")
+    if args is None or args.type != "argument_list":
+        return []
+    return [a for a in args.named_children if a.type not in ("comment", "list_splat", "dictionary_splat")]
+
+
+def move_fix(a, value, target: str) -> Fix:
+    """Move one call argument to `target`: change the move it already makes, or add one."""
+    data = a.src.data
+    text = f'"{target}"'
+    node = unwrap(value)
+    edit = None
+    if node.type == "call":
+        func = node.child_by_field_name("function")
+        q = a.qualname(node)
+        short = q.rsplit(".", 1)[-1] if q else None
+        bound, complete = bind(node, ())
+        if func.type == "attribute" and q is None:
+            method = func.child_by_field_name("attribute")
+            if method.text == b"to" and complete:
+                positional = [x for x in node.child_by_field_name("arguments").named_children
+                              if x.type not in ("keyword_argument", "comment")]
+                if "device" in bound:
+                    d = bound["device"]
+                    edit = Edit(d.start_byte, d.end_byte, text)
+                elif positional and a.dtype_of(positional[0]) is None \
+                        and a.device_value(positional[0], positional[0].start_byte) is not None:
+                    edit = Edit(positional[0].start_byte, positional[0].end_byte, text)
+            elif method.text in (b"cpu", b"cuda"):
+                edit = Edit(method.start_byte, node.end_byte, f"to({text})")
+        elif q is not None and q == f"torch.{short}" and (short in FACTORIES or short in LIKE) and complete:
+            if "device" in bound:
+                d = bound["device"]
+                edit = Edit(d.start_byte, d.end_byte, text)
+            else:
+                args = node.child_by_field_name("arguments")
+                last = [x for x in args.named_children if x.type != "comment"]
+                if last:
+                    edit = Edit(last[-1].end_byte, last[-1].end_byte, f", device={text}")
+                else:
+                    edit = Edit(args.start_byte + 1, args.start_byte + 1, f"device={text}")
+            return Fix(f"Create it with device={text}", (edit,), Applicability.UNSAFE)
+    if edit is None:
+        if node.type in ("identifier", "attribute", "call", "subscript", "parenthesized_expression"):
+            edit = Edit(value.end_byte, value.end_byte, f".to({text})")
+        else:
+            src = data[value.start_byte:value.end_byte].decode()
+            edit = Edit(value.start_byte, value.end_byte, f"({src}).to({text})")
+    return Fix(f"Move it to {text}", (edit,), Applicability.UNSAFE)
+
+
+RULE = InputDeviceMismatch()

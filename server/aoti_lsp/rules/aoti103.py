@@ -1,0 +1,112 @@
+from aoti_lsp.devices import ConsistencyRule, analysis, artifact_related, related
+from aoti_lsp.findings import Finding, Related
+from aoti_lsp.rules import Rule
+
+NOTE = ("inputs are not checked unless `AOTI_RUNTIME_CHECK_INPUTS=1` is set in the environment when the model "
+        "runs (setting it at compile time does nothing), so the result can be silently wrong")
+
+
+def _shape(shape) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _dims(n: int) -> str:
+    return f"{n} dim" if n == 1 else f"{n} dims"
+
+
+class InputShapeMismatch(ConsistencyRule, Rule):
+    code = "AOTI103"
+    name = "input-shape-mismatch"
+    summary = "A loaded AOTI model is called with a literal shape or dtype that differs from its compile-time example"
+    explanation = """\
+AOTInductor specialises the compiled code to the example inputs: every dimension that was not
+declared dynamic (`dynamic_shapes=` of `torch.export.export` / `aot_compile`) is a constant of
+the generated kernels, and so is every input's dtype. Called with another size on such a dim,
+or another dtype, the compiled model does not notice: by default the inputs are not checked,
+and the output is silently wrong (measured: errors up to 2e19 for a wrong dtype), or an
+out-of-bounds read crashes the process.
+
+`AOTI_RUNTIME_CHECK_INPUTS=1` turns that into an error (`unmatched dim value at 1, expected: 8,
+but got: 7`, `unmatched dtype ...`). It is read **at run time**, by the generated C++, in the
+process that calls the model; setting it at compile time does nothing.
+
+Reported when both sides are literal: the compile-time example (`torch.randn(2, 10)`,
+`torch.zeros(4, 8, dtype=torch.int64)`, `torch.tensor([[1, 2]])`, `torch.arange(6)`,
+`.reshape(...)`, `.to(torch.float16)`, `.half()`, ... with integer constants) and the argument
+of a call of the loaded model, matched by position. Dims named in `dynamic_shapes` (a dict
+`{0: batch}` or a tuple `(batch, None)` per input) are skipped; when `dynamic_shapes` cannot be
+read (a dict keyed by argument names, a value computed elsewhere, `mark_dynamic`), only the rank
+and the dtype are compared."""
+    fix_explanation = """\
+No automatic fix: which side is wrong is a decision. Either call the model with the compiled
+shape and dtype, or declare the dim dynamic at compile time
+(`dynamic_shapes=({0: torch.export.Dim("batch")},)`) and compile again; run with
+`AOTI_RUNTIME_CHECK_INPUTS=1` while testing to have mismatches raise."""
+    invalid = (
+        'import torch\nep = torch.export.export(M(), (torch.randn(2, 10),))\n'
+        'runner = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))\n'
+        'runner(torch.randn(3, 10))\n',
+        'import torch\nep = torch.export.export(M(), (torch.randn(2, 10),))\n'
+        'runner = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))\n'
+        'runner(torch.randn(2, 10, dtype=torch.float64))\n',
+    )
+    valid = (
+        'import torch\nfrom torch.export import Dim\nbatch = Dim("batch")\n'
+        'ep = torch.export.export(M(), (torch.randn(2, 10),), dynamic_shapes=({0: batch},))\n'
+        'runner = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))\n'
+        'runner(torch.randn(3, 10))\n',
+        'import torch\nep = torch.export.export(M(), (torch.randn(2, 10),))\n'
+        'runner = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))\n'
+        'def serve(x):\n    return runner(x)\n',
+    )
+
+    def check(self, ctx):
+        a = analysis(ctx)
+        for load in a.loads():
+            art = a.artifact(load)
+            if art is None or not art.inputs:
+                continue
+            for call in a.runner_calls(load):
+                args = call.child_by_field_name("arguments")
+                positional = [x for x in args.named_children if x.type != "comment"] if args is not None else []
+                for i, arg in enumerate(positional):
+                    if arg.type in ("keyword_argument", "list_splat", "dictionary_splat"):
+                        break
+                    if i >= len(art.inputs):
+                        break
+                    example = art.inputs[i]
+                    if example.meta is None:
+                        continue
+                    meta = a.tensor_meta(arg, arg.start_byte)
+                    if meta is None:
+                        continue
+                    problems = []
+                    ex = example.meta
+                    if meta.shape is not None and ex.shape is not None:
+                        if len(meta.shape) != len(ex.shape):
+                            problems.append(f"has {_dims(len(meta.shape))} {_shape(meta.shape)}, the compile-time "
+                                            f"example {_dims(len(ex.shape))} {_shape(ex.shape)}")
+                        elif example.dynamic is not None:
+                            dims = [d for d, (x, y) in enumerate(zip(meta.shape, ex.shape))
+                                    if x != y and d not in example.dynamic]
+                            if dims:
+                                which = ", ".join(map(str, dims))
+                                problems.append(
+                                    f"has shape {_shape(meta.shape)}, the compile-time example {_shape(ex.shape)}, "
+                                    f"and dim{'s' if len(dims) > 1 else ''} {which} "
+                                    f"{'are' if len(dims) > 1 else 'is'} not dynamic (not in `dynamic_shapes`)")
+                    if meta.dtype is not None and ex.dtype is not None and meta.dtype != ex.dtype:
+                        problems.append(f"is {meta.dtype}, the compile-time example {ex.dtype}")
+                    if not problems:
+                        continue
+                    message = f"input {i} " + "; it ".join(problems) + f": {NOTE}"
+                    rel = [Related(ex.evidence.start, ex.evidence.end, f"compile-time example input {i}: {ex.evidence.what}",
+                                   path=ex.evidence.path)]
+                    if art.site is not None and art.origin != "disk":
+                        rel.insert(0, Related(art.site.start, art.site.end, art.site.what, path=art.site.path))
+                    if (meta.evidence.start, meta.evidence.end) != (arg.start_byte, arg.end_byte):
+                        rel += related([meta.evidence], f"input {i} comes from here")
+                    yield Finding(self.code, message, arg.start_byte, arg.end_byte, related=rel, severity=self.severity)
+
+
+RULE = InputShapeMismatch()
