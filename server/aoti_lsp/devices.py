@@ -21,7 +21,7 @@ import os
 import posixpath
 import re
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable
 
 from tree_sitter import Node
@@ -277,9 +277,27 @@ class Analysis:
     @property
     def calls(self) -> list[tuple[Node, str]]:
         if self._calls is None:
+            # like ctx.calls_to, but searched only where a final name (or a name bound to one of
+            # these functions) is spelt: `import torch` alone never makes a chunk a candidate
             wanted = {*OLD_COMPILE, *NEW_COMPILE, *EXPORT, *OLD_LOAD, *NEW_LOAD, *SET_DEFAULT, *SET_DTYPE,
                       *MARK_DYNAMIC}
-            self._calls = self.ctx.calls_to(wanted)
+            tokens = {q.rsplit(".", 1)[-1] for q in wanted}
+            for name, bindings in self.names.module.bindings.items():
+                for b in bindings:
+                    target = b.target if b.kind == "import" else (
+                        self.names.resolve(b.value) if b.kind == ALIAS and b.value is not None else None)
+                    if target in wanted:
+                        tokens.add(name)
+            out = []
+            for _, caps in self.src.matches("calls", sorted(tokens)):
+                call, func = caps["call"][0], caps["func"][0]
+                last = func.child_by_field_name("attribute") if func.type == "attribute" else func
+                if last is None or last.text.decode() not in tokens:
+                    continue
+                q = self.names.resolve(func)
+                if q in wanted:
+                    out.append((call, q))
+            self._calls = sorted(out, key=lambda c: c[0].start_byte)
         return self._calls
 
     def calls_of(self, qualnames) -> list[tuple[Node, str]]:

@@ -1,5 +1,5 @@
-from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, analysis, argument_of, artifact_related, bind,
-                              related, runner_device, target_device, unwrap)
+from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, analysis, artifact_related, bind, related,
+                              runner_device, target_device, unwrap)
 from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
 
@@ -12,9 +12,9 @@ class InputDeviceMismatch(ConsistencyRule, Rule):
     explanation = """\
 An AOTInductor model runs its kernels on the device type it was compiled for, and reads its
 inputs there. A CUDA-compiled model called with CPU tensors fails with
-`Expected out tensor to have device cuda:0, but got cpu instead` (or worse, reads host memory
-from device code); a CPU-compiled model must be called with CPU tensors. Only the device type
-matters: inputs on `cuda:1` for a model compiled on `cuda:0` are not reported.
+`Expected out tensor to have device cuda:0, but got cpu instead`; a CPU-compiled model must be
+called with CPU tensors. Only the device type matters: inputs on `cuda:1` for a model compiled
+on `cuda:0` are not reported.
 
 The device of each argument of a call of the loaded model (`runner = aoti_load_package(...)`,
 `runner(x)`; `self.runner(x)`; `aot_load(...)(x)`) is read from the same evidence as the
@@ -72,8 +72,7 @@ type (`aot_load(so, "cuda:1")`, `device_index=1`), else the compiled device type
                         effect = ("CPU inputs to a CUDA-compiled model fail with `Expected out tensor to have "
                                   "device cuda:0, but got cpu instead`")
                     else:
-                        effect = (f"inputs must be on the device type the model was compiled for "
-                                  f"(only the index may differ)")
+                        effect = "inputs must be on the device type the model was compiled for (only the index may differ)"
                     if art is not None and art.device is not None:
                         side = art.compiled_for()
                     else:
