@@ -744,6 +744,12 @@ class Analysis:
                                 dev = self.device_value(value, value.start_byte)
                                 return dev.because(self._ev(wi, f"`with {snippet(self.src.node_text(wi))}:`")) if dev else None
             n = n.parent
+        while n is not None:  # a function defined inside `with torch.device(...)` may run inside it
+            if n.type == "with_statement" and any(
+                    c.type == "call" and self.qualname(c) == "torch.device"
+                    for c in _descendants(n.named_children[0], "call")):
+                return None
+            n = n.parent
         setters = self.calls_of(SET_DEFAULT)
         ev = self._ev(node, f"`{snippet(self.src.node_text(node))}` has no `device=` and no default device is set")
         if not setters:
