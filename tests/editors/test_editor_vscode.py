@@ -20,10 +20,12 @@ import pytest
 from editor_support import (
     DEPRECATED,
     EDITORS_DIR,
+    FIXTURES,
     FLAGGED_LINE,
     FLAGGED_PREFIX,
     HERE,
     REPO,
+    UNUSED_IMPORT,
     check_migrated,
     doc_snippet,
     editor_env,
@@ -55,8 +57,9 @@ def free_port() -> int:
 
 
 def python_without_server() -> str:
-    """An interpreter that lacks aoti_lsp, for the not-installed notification."""
-    for candidate in ("/usr/bin/python3", shutil.which("python3")):
+    """An interpreter that lacks aoti_lsp, for the not-installed notification
+    ($AOTI_TEST_PYTHON_WITHOUT_SERVER where the system's python3 has aoti-lsp)."""
+    for candidate in (os.environ.get("AOTI_TEST_PYTHON_WITHOUT_SERVER"), "/usr/bin/python3", shutil.which("python3")):
         if candidate and Path(candidate).exists():
             probe = subprocess.run([candidate, "-c", "import aoti_lsp"], capture_output=True, timeout=60)
             if probe.returncode != 0:
@@ -93,6 +96,8 @@ def code_server(tmp_path: Path, workspace: Path, artifacts: Path, server_version
         "files.autoSave": "off",
         "workbench.colorTheme": "Default Dark Modern",
         "workbench.secondarySideBar.defaultVisibility": "hidden",
+        # the LSP traffic lands in the artifacts (the extension's output channel)
+        "aoti-lsp.trace.server": "verbose",
     }, indent=2), encoding="utf-8")
 
     # The workspace uses the docs/editors.md settings snippet as it is: the interpreter is
@@ -156,6 +161,7 @@ def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, ar
         "AOTI_URL": code_server["url"],
         "AOTI_FOLDER": str(workspace),
         "AOTI_FILE": DEPRECATED,
+        "AOTI_FIX_ALL_FILE": UNUSED_IMPORT,
         "AOTI_FLAGGED": f"{FLAGGED_LINE + 1}:{len(FLAGGED_PREFIX) + 5}",
         "AOTI_ARTIFACTS": str(artifacts),
         "AOTI_RESULT": str(result_path),
@@ -183,6 +189,10 @@ def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, ar
     assert result["focusedAction"] and result["focusedAction"].startswith("aoti-lsp (AOTI001): Migrate to "), result
 
     check_migrated(workspace / DEPRECATED)
+    # "Fix all" removed the unused deprecated import (a safe fix) and nothing else.
+    original = (FIXTURES / UNUSED_IMPORT).read_text(encoding="utf-8")
+    assert (workspace / UNUSED_IMPORT).read_text(encoding="utf-8") == original.replace(
+        "from torch._export import aot_compile\n", "")
     after = "\n".join(result["problemsAfter"])
     assert "AOTI001" not in after and "AOTI002" in after, after
 

@@ -21,7 +21,7 @@ trap 'rm -rf "$wheels"' EXIT
 # Its dependencies for the target platform, whatever the build machine is.
 "$python" -m pip install --quiet --no-compile --target bundled/libs \
     --implementation cp --python-version 3.11 --abi cp311 \
-    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform linux_x86_64 \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     --only-binary=:all: "$wheels"/aoti_lsp-*.whl
 rm -rf bundled/libs/bin
 

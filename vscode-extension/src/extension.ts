@@ -18,10 +18,41 @@ const FIX_ALL_KIND = vscode.CodeActionKind.SourceFixAll.append(ID);
 
 let client: LanguageClient | undefined;
 let log: vscode.LogOutputChannel;
+let traceChannel: vscode.LogOutputChannel;
+const traceLevelChanged = new vscode.EventEmitter<vscode.LogLevel>();
 let status: vscode.StatusBarItem;
 let serverState = 'stopped';
 let lastError: string | undefined;
 let starting: Promise<void> | undefined;
+
+/**
+ * vscode-languageclient writes the LSP trace only when its channel's log level is Trace, which an
+ * extension cannot set; this plain channel reports Trace while `aoti-lsp.trace.server` is on.
+ */
+function traceChannelFor(channel: vscode.OutputChannel): vscode.LogOutputChannel {
+    const level = () =>
+        vscode.workspace.getConfiguration(ID).get<string>('trace.server', 'off') === 'off' ? vscode.LogLevel.Info : vscode.LogLevel.Trace;
+    const write = (message: string | Error) => channel.appendLine(`[${new Date().toISOString()}] ${message}`);
+    return {
+        name: channel.name,
+        get logLevel() {
+            return level();
+        },
+        onDidChangeLogLevel: traceLevelChanged.event,
+        trace: write,
+        debug: write,
+        info: write,
+        warn: write,
+        error: write,
+        append: (value: string) => channel.append(value),
+        appendLine: (value: string) => channel.appendLine(value),
+        replace: (value: string) => channel.replace(value),
+        clear: () => channel.clear(),
+        show: (a?: boolean | vscode.ViewColumn, b?: boolean) => channel.show(a as vscode.ViewColumn, b),
+        hide: () => channel.hide(),
+        dispose: () => channel.dispose(),
+    } as vscode.LogOutputChannel;
+}
 
 /** The settings the server reads, in the contract's shape. */
 function serverSettings(): Record<string, unknown> {
@@ -105,6 +136,8 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
         ],
         initializationOptions: { settings: serverSettings() },
         outputChannel: log,
+        // vscode-languageclient traces only into a channel at log level Trace: see traceChannelFor.
+        traceOutputChannel: traceChannel,
         revealOutputChannelOn: RevealOutputChannelOn.Never,
     };
     const newClient = new LanguageClient(ID, 'aoti-lsp', serverOptions, clientOptions);
@@ -165,10 +198,11 @@ async function fixAll(): Promise<void> {
             document.uri,
             range,
             FIX_ALL_KIND.value,
+            10, // resolve the actions: the server builds fix-all edits in codeAction/resolve
         )) ?? [];
     const action = actions.find((a) => a.kind && FIX_ALL_KIND.contains(a.kind));
-    if (!action) {
-        vscode.window.showInformationMessage('aoti-lsp: nothing to fix in this file.');
+    if (!action || (!action.edit && !action.command)) {
+        void vscode.window.showInformationMessage('aoti-lsp: nothing to fix automatically in this file.');
         return;
     }
     if (action.edit) {
@@ -181,10 +215,11 @@ async function fixAll(): Promise<void> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
     log = vscode.window.createOutputChannel('aoti-lsp', { log: true });
+    traceChannel = traceChannelFor(vscode.window.createOutputChannel('aoti-lsp (trace)'));
     status = vscode.window.createStatusBarItem(`${ID}.status`, vscode.StatusBarAlignment.Right, 100);
     status.name = 'aoti-lsp';
     status.command = `${ID}.showOutput`;
-    context.subscriptions.push(log, status);
+    context.subscriptions.push(log, traceChannel, traceLevelChanged, status);
 
     context.subscriptions.push(
         vscode.commands.registerCommand(`${ID}.restart`, () => restart(context)),
@@ -192,6 +227,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         vscode.commands.registerCommand(`${ID}.fixAll`, fixAll),
         vscode.languages.onDidChangeDiagnostics(() => updateStatus()),
         vscode.workspace.onDidChangeConfiguration(async (event) => {
+            if (event.affectsConfiguration(`${ID}.trace.server`)) {
+                traceLevelChanged.fire(traceChannel.logLevel);
+            }
             if (['enable', 'path', 'interpreter'].some((key) => event.affectsConfiguration(`${ID}.${key}`))) {
                 await restart(context);
             } else if (['select', 'ignore', 'run'].some((key) => event.affectsConfiguration(`${ID}.${key}`))) {

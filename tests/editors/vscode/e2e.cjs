@@ -20,8 +20,11 @@ const file = env('AOTI_FILE'); // relative to folder
 const flagged = env('AOTI_FLAGGED'); // "line:column", 1-based, inside the deprecated call
 const artifacts = env('AOTI_ARTIFACTS');
 const badPython = env('AOTI_BAD_PYTHON');
+const fixAllFile = env('AOTI_FIX_ALL_FILE'); // relative to folder, has a safe fix
 const timeout = Number(process.env.AOTI_TIMEOUT_MS || 60000);
 const result = { steps: [] };
+// The text editor of the active editor group (not the Problems filter, hovers or inputs).
+const EDITOR_TEXT = '.part.editor .editor-group-container.active .editor-instance .monaco-editor .view-lines';
 
 const step = (name) => {
     result.steps.push(name);
@@ -61,7 +64,7 @@ async function run(page, shot) {
     await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${path.basename(file)}"]`);
     await page.keyboard.press('Enter');
     await page.waitForSelector(`.tab[aria-label*="${path.basename(file)}"]`);
-    await page.waitForSelector('.monaco-editor .view-lines');
+    await page.waitForFunction((sel) => /aot_compile/.test(document.querySelector(sel)?.textContent || ''), EDITOR_TEXT);
     step('file opened');
 
     // The server's findings: warning squiggles in the editor...
@@ -114,8 +117,8 @@ async function run(page, shot) {
         (r) => (r.getAttribute('aria-label') || r.textContent).trim()).catch(() => null);
     await shot('vscode-quickfix.png');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() =>
-        (document.querySelector('.monaco-editor .view-lines')?.textContent || '').includes('aoti_compile_and_package'));
+    await page.waitForFunction((sel) =>
+        (document.querySelector(sel)?.textContent || '').includes('aoti_compile_and_package'), EDITOR_TEXT);
     step('fix applied');
 
     await page.keyboard.press('Control+S');
@@ -126,9 +129,36 @@ async function run(page, shot) {
         rows.map((r) => r.textContent.trim()));
     step('saved');
 
-    // A Python without aoti-lsp: one notification with the pip command and "Open settings".
+    // Settings reach the running server: ignoring AOTI002 clears its entry.
     const settingsPath = path.join(folder, '.vscode', 'settings.json');
     const settings = JSON.parse(fs.readFileSync(settingsPath, 'utf8'));
+    settings['aoti-lsp.ignore'] = ['AOTI002'];
+    fs.writeFileSync(settingsPath, JSON.stringify(settings, null, 2));
+    await page.waitForFunction(() => !(document.querySelector('.markers-panel')?.textContent || '').includes('AOTI002'));
+    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
+        .some((e) => /aoti-lsp: 0/.test(e.textContent)));
+    step('ignore setting');
+
+    // The "Fix all" command on a file with a safe fix (an unused deprecated import).
+    await page.keyboard.press('Control+P');
+    await page.waitForSelector('.quick-input-widget input');
+    await page.keyboard.type(fixAllFile);
+    await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${path.basename(fixAllFile)}"]`);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`.tab.active[aria-label*="${path.basename(fixAllFile)}"]`);
+    await page.waitForFunction(() => (document.querySelector('.markers-panel')?.textContent || '').includes('AOTI001'));
+    await page.waitForFunction((sel) => /import\s+aot_compile/.test(document.querySelector(sel)?.textContent || ''), EDITOR_TEXT);
+    await page.keyboard.press('Control+Shift+P');
+    await page.waitForSelector('.quick-input-widget input');
+    await page.keyboard.type('aoti-lsp: Fix all');
+    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="aoti-lsp: Fix all"]');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction((sel) => !/import\s+aot_compile/.test(document.querySelector(sel)?.textContent || ''), EDITOR_TEXT);
+    await page.keyboard.press('Control+S');
+    await page.waitForFunction(() => !document.querySelector('.tab.active.dirty'));
+    step('fix all');
+
+    // A Python without aoti-lsp: one notification with the pip command and "Open settings".
     settings['aoti-lsp.interpreter'] = badPython;
     fs.writeFileSync(settingsPath, JSON.stringify(settings, null, 2));
     const toast = page.locator('.notification-toast', { hasText: 'aoti-lsp could not start' });
