@@ -47,12 +47,13 @@ def test_emacs_eglot_diagnostic_quickfix_save(workspace: Path, artifacts: Path, 
     assert result["major_mode"] == "python-mode"
     assert result["server"] == "aoti-lsp", result["server"]
     by_code = {d["code"]: d for d in result["diagnostics"]}
-    assert {"AOTI001", "AOTI002"} <= set(by_code), result["diagnostics"]
+    assert {"AOTI001", "AOTI002", "AOTI101"} <= set(by_code), result["diagnostics"]
     aoti001 = by_code["AOTI001"]
     assert aoti001["line"] == FLAGGED_LINE
     # eglot 1.9 speaks UTF-16 and Emacs counts characters: the call starts right after the prefix.
     assert aoti001["col"] == len(FLAGGED_PREFIX), aoti001
     assert aoti001["type"] == "eglot-warning", aoti001
+    assert by_code["AOTI101"]["type"] == "eglot-error", by_code["AOTI101"]  # the device mismatch
     assert aoti001["href"] and aoti001["href"].startswith("http") and "AOTI001" in aoti001["href"], aoti001
 
     titles = result["actions"]

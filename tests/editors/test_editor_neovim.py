@@ -50,12 +50,13 @@ def test_neovim_07_diagnostic_quickfix_save(workspace: Path, artifacts: Path, ao
     assert result["filetype"] == "python"
     assert result["clients"] == ["aoti-lsp"]
     by_code = {d["code"]: d for d in result["diagnostics"]}
-    assert {"AOTI001", "AOTI002"} <= set(by_code), result["diagnostics"]
+    assert {"AOTI001", "AOTI002", "AOTI101"} <= set(by_code), result["diagnostics"]
     aoti001 = by_code["AOTI001"]
     assert aoti001["lnum"] == FLAGGED_LINE
     # Neovim 0.7 speaks UTF-16 and converts to byte columns: the call starts right after the prefix.
     assert aoti001["col"] == len(FLAGGED_PREFIX.encode("utf-8")), aoti001
     assert aoti001["severity"] == 2  # vim.diagnostic.severity.WARN
+    assert by_code["AOTI101"]["severity"] == 1  # the device mismatch is an ERROR
     assert aoti001["href"] and aoti001["href"].startswith("http") and "AOTI001" in aoti001["href"], aoti001
 
     titles = [a["title"] for a in result["actions"]]

@@ -69,14 +69,17 @@ async function run(page, shot) {
 
     // The server's findings: warning squiggles in the editor...
     await page.waitForSelector('.monaco-editor .squiggly-warning');
-    await page.waitForFunction(() => document.querySelectorAll('.monaco-editor .squiggly-warning').length >= 2);
-    result.squiggles = await page.locator('.monaco-editor .squiggly-warning').count();
+    await page.waitForSelector('.monaco-editor .squiggly-error');
+    result.squiggles = {
+        warning: await page.locator('.monaco-editor .squiggly-warning').count(),
+        error: await page.locator('.monaco-editor .squiggly-error').count(),
+    };
     step('squiggles');
 
     // ... the status bar item with the finding count ...
     const statusItem = page.locator('.statusbar-item', { hasText: 'aoti-lsp' });
     await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
-        .some((e) => /aoti-lsp: [1-9]/.test(e.textContent)));
+        .some((e) => /aoti-lsp: 3/.test(e.textContent)));
     result.status = (await statusItem.first().textContent()).trim();
     step('status bar');
 
@@ -85,7 +88,7 @@ async function run(page, shot) {
     await page.waitForSelector('.markers-panel .monaco-tl-row');
     await page.waitForFunction(() => {
         const text = document.querySelector('.markers-panel')?.textContent || '';
-        return text.includes('AOTI001') && text.includes('AOTI002');
+        return text.includes('AOTI001') && text.includes('AOTI002') && text.includes('AOTI101');
     });
     result.problems = await page.$$eval('.markers-panel .monaco-list-row', (rows) =>
         rows.map((r) => r.textContent.trim()));
@@ -135,8 +138,7 @@ async function run(page, shot) {
     settings['aoti-lsp.ignore'] = ['AOTI002'];
     fs.writeFileSync(settingsPath, JSON.stringify(settings, null, 2));
     await page.waitForFunction(() => !(document.querySelector('.markers-panel')?.textContent || '').includes('AOTI002'));
-    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
-        .some((e) => /aoti-lsp: 0/.test(e.textContent)));
+    result.problemsIgnoring = await page.$$eval('.markers-panel .monaco-list-row', (rows) => rows.map((r) => r.textContent.trim()));
     step('ignore setting');
 
     // The "Fix all" command on a file with a safe fix (an unused deprecated import).
