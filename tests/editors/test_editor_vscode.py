@@ -4,6 +4,7 @@ quick fix with the keyboard, save, the file on disk; then the not-installed noti
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -67,11 +68,30 @@ def python_without_server() -> str:
     pytest.fail("no python3 without aoti_lsp to test the not-installed notification with")
 
 
-@pytest.fixture
-def code_server(tmp_path: Path, workspace: Path, artifacts: Path, server_version: str):
+USER_SETTINGS = {
+    "chat.disableAIFeatures": True,
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": False,
+    "security.workspace.trust.enabled": False,
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "extensions.ignoreRecommendations": True,
+    "git.enabled": False,
+    "files.autoSave": "off",
+    "workbench.colorTheme": "Default Dark Modern",
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    # the LSP traffic lands in the artifacts (the "aoti-lsp (trace)" output channel)
+    "aoti-lsp.trace.server": "verbose",
+}
+
+
+@contextlib.contextmanager
+def running_code_server(tmp_path: Path, workspace: Path, artifacts: Path, vsix: Path, settings: dict):
+    """code-server with `vsix` installed, serving `workspace` with `settings` in .vscode/settings.json."""
     node = require_executable("node 24", NODE24 / "node")
     require_executable("code-server", CODE_SERVER)
-    vsix = built_vsix()
     env = editor_env(tmp_path / "cs-home")
     env["PATH"] = f"{Path(node).parent}{os.pathsep}{env['PATH']}"
     data, extensions = tmp_path / "cs-data", tmp_path / "cs-extensions"
@@ -80,38 +100,10 @@ def code_server(tmp_path: Path, workspace: Path, artifacts: Path, server_version
     install = subprocess.run([*base, "--install-extension", str(vsix)], env=env, capture_output=True,
                              text=True, timeout=180)
     assert install.returncode == 0 and "aoti-lsp" in install.stdout, install.stdout + install.stderr
-
     (data / "User").mkdir(parents=True, exist_ok=True)
-    (data / "User" / "settings.json").write_text(json.dumps({
-        "chat.disableAIFeatures": True,
-        "workbench.startupEditor": "none",
-        "workbench.tips.enabled": False,
-        "security.workspace.trust.enabled": False,
-        "telemetry.telemetryLevel": "off",
-        "update.mode": "none",
-        "extensions.autoCheckUpdates": False,
-        "extensions.autoUpdate": False,
-        "extensions.ignoreRecommendations": True,
-        "git.enabled": False,
-        "files.autoSave": "off",
-        "workbench.colorTheme": "Default Dark Modern",
-        "workbench.secondarySideBar.defaultVisibility": "hidden",
-        # the LSP traffic lands in the artifacts (the extension's output channel)
-        "aoti-lsp.trace.server": "verbose",
-    }, indent=2), encoding="utf-8")
-
-    # The workspace uses the docs/editors.md settings snippet as it is: the interpreter is
-    # ${workspaceFolder}/.venv/bin/python, so .venv is the environment running these tests.
-    settings = json.loads(doc_snippet("vscode-settings"))
-    (workspace / ".vscode").mkdir()
+    (data / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2), encoding="utf-8")
+    (workspace / ".vscode").mkdir(exist_ok=True)
     (workspace / ".vscode" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
-    assert settings["aoti-lsp.interpreter"] == "${workspaceFolder}/.venv/bin/python"
-    (workspace / ".venv").symlink_to(sys.prefix, target_is_directory=True)
-    venv_python = workspace / ".venv" / "bin" / "python"
-    check = subprocess.run([str(venv_python), "-m", "aoti_lsp", "--version"], capture_output=True, text=True, timeout=60)
-    if check.returncode != 0:
-        pytest.fail(f"{sys.prefix} is not a virtualenv with aoti-lsp ({check.stderr.strip()}); "
-                    "run the tests with the project's .venv/bin/python")
 
     port = free_port()
     log = (artifacts / "code-server.log").open("w")
@@ -144,36 +136,63 @@ def code_server(tmp_path: Path, workspace: Path, artifacts: Path, server_version
                 pass
             proc.wait(timeout=15)
         log.close()
-        # The extension's output channel (server start, errors) and the LSP trace, for a person.
+        # The extension's output channels (server start, errors; the LSP trace), for a person.
         for channel in (data / "logs").rglob("*aoti-lsp*.log"):
             shutil.copy(channel, artifacts / channel.name)
 
 
-def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, artifacts: Path):
+def run_driver(server: dict, scenario: str, workspace: Path, artifacts: Path, **extra: str) -> dict:
+    """Runs vscode/e2e.cjs against a running code-server; returns what it saw."""
     require_executable("chromium", "/usr/bin/chromium")
     if not PLAYWRIGHT.exists():
         missing_tool(f"playwright-core is not installed in {EDITORS_DIR}")
     result_path = artifacts / "vscode-result.json"
-    env = dict(code_server["env"])
-    bad_python = python_without_server()
-    # Go to Line takes "line:column" (1-based); column 25 is inside the flagged call on any encoding.
+    env = dict(server["env"])
     env.update({
-        "AOTI_URL": code_server["url"],
+        "AOTI_SCENARIO": scenario,
+        "AOTI_URL": server["url"],
         "AOTI_FOLDER": str(workspace),
         "AOTI_FILE": DEPRECATED,
-        "AOTI_FIX_ALL_FILE": UNUSED_IMPORT,
-        "AOTI_FLAGGED": f"{FLAGGED_LINE + 1}:{len(FLAGGED_PREFIX) + 5}",
         "AOTI_ARTIFACTS": str(artifacts),
         "AOTI_RESULT": str(result_path),
-        "AOTI_BAD_PYTHON": bad_python,
         "PLAYWRIGHT_CORE": str(PLAYWRIGHT),
+        **extra,
     })
-    proc = subprocess.run([code_server["node"], str(HERE / "vscode" / "e2e.cjs")], env=env,
+    proc = subprocess.run([server["node"], str(HERE / "vscode" / "e2e.cjs")], env=env,
                           capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
     (artifacts / "e2e-output.txt").write_text(proc.stdout + proc.stderr, encoding="utf-8")
     assert result_path.exists(), proc.stdout + proc.stderr
     result = json.loads(result_path.read_text(encoding="utf-8"))
     assert "error" not in result, f"{result.get('error')}\nsteps: {result['steps']}\nartifacts: {artifacts}"
+    return result
+
+
+@pytest.fixture
+def code_server(tmp_path: Path, workspace: Path, artifacts: Path, server_version: str):
+    """The universal .vsix; the workspace uses the docs/editors.md settings snippet as it is: the
+    interpreter is ${workspaceFolder}/.venv/bin/python, so .venv is the environment running these tests."""
+    vsix = built_vsix()
+    settings = json.loads(doc_snippet("vscode-settings"))
+    assert settings["aoti-lsp.interpreter"] == "${workspaceFolder}/.venv/bin/python"
+    (workspace / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+    check = subprocess.run([str(workspace / ".venv" / "bin" / "python"), "-m", "aoti_lsp", "--version"],
+                           capture_output=True, text=True, timeout=60)
+    if check.returncode != 0:
+        pytest.fail(f"{sys.prefix} is not a virtualenv with aoti-lsp ({check.stderr.strip()}); "
+                    "run the tests with the project's .venv/bin/python")
+    with running_code_server(tmp_path, workspace, artifacts, vsix, settings) as server:
+        yield server
+
+
+def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, artifacts: Path):
+    bad_python = python_without_server()
+    result = run_driver(
+        code_server, "main", workspace, artifacts,
+        AOTI_FIX_ALL_FILE=UNUSED_IMPORT,
+        # Go to Line takes "line:column" (1-based); this column is inside the flagged call on any encoding.
+        AOTI_FLAGGED=f"{FLAGGED_LINE + 1}:{len(FLAGGED_PREFIX) + 5}",
+        AOTI_BAD_PYTHON=bad_python,
+    )
 
     # AOTI001 and AOTI002 (warnings) and the device mismatch AOTI101 (an error).
     assert result["squiggles"]["warning"] >= 2 and result["squiggles"]["error"] >= 1, result["squiggles"]
@@ -206,3 +225,32 @@ def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, ar
     assert "Open settings" in result["notificationButtons"], result["notificationButtons"]
     assert "aoti-lsp:" not in result["statusFailed"], result["statusFailed"]
     assert result["settingsQuery"] == "@ext:aoti-lsp.aoti-lsp", result["settingsQuery"]
+
+
+def platform_vsix() -> Path:
+    """The linux-x64 .vsix (vscode-extension/scripts/package-linux-x64.sh), server in bundled/libs."""
+    version = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))["version"]
+    vsix = EXTENSION / f"aoti-lsp-linux-x64-{version}.vsix"
+    if not vsix.exists():
+        missing_tool(f"{vsix.relative_to(REPO)} is not built (npm run package:linux-x64)")
+    sources = [EXTENSION / "package.json", *(EXTENSION / "src").rglob("*.ts"), *(REPO / "server").rglob("*.py")]
+    stale = [s for s in sources if s.stat().st_mtime > vsix.stat().st_mtime]
+    assert not stale, f"{vsix.name} is older than {stale[0]}: npm run package:linux-x64 (or scripts/setup-editors.sh)"
+    return vsix
+
+
+def test_vscode_bundled_server(tmp_path: Path, workspace: Path, artifacts: Path):
+    """The linux-x64 build runs its bundled server when the chosen interpreter lacks aoti-lsp."""
+    vsix = platform_vsix()
+    python = python_without_server()
+    probe = subprocess.run([python, "-c", "import sys, platform; print(sys.implementation.name, "
+                            "sys.version_info[:2] == (3, 11), platform.machine())"],
+                           capture_output=True, text=True, timeout=60)
+    if probe.stdout.split() != ["cpython", "True", "x86_64"]:
+        missing_tool(f"{python} is not CPython 3.11 on x86_64, the bundle's platform ({probe.stdout.strip()})")
+    with running_code_server(tmp_path, workspace, artifacts, vsix, {"aoti-lsp.interpreter": python}) as server:
+        result = run_driver(server, "bundled", workspace, artifacts)
+    assert result["status"].endswith("aoti-lsp: 3"), result["status"]
+    log = "".join(p.read_text(encoding="utf-8") for p in artifacts.glob("*aoti-lsp.log"))
+    assert f"Starting aoti-lsp {json.loads((EXTENSION / 'package.json').read_text())['version']}" in log, log
+    assert f"(the bundled server run by {python})" in log, log

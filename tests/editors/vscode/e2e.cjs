@@ -17,10 +17,9 @@ const env = (name) => {
 const url = env('AOTI_URL');
 const folder = env('AOTI_FOLDER');
 const file = env('AOTI_FILE'); // relative to folder
-const flagged = env('AOTI_FLAGGED'); // "line:column", 1-based, inside the deprecated call
 const artifacts = env('AOTI_ARTIFACTS');
-const badPython = env('AOTI_BAD_PYTHON');
-const fixAllFile = env('AOTI_FIX_ALL_FILE'); // relative to folder, has a safe fix
+// main: the whole session below; bundled: only open the file and see the findings.
+const scenario = env('AOTI_SCENARIO');
 const timeout = Number(process.env.AOTI_TIMEOUT_MS || 60000);
 const result = { steps: [] };
 // The text editor of the active editor group (not the Problems filter, hovers or inputs).
@@ -77,11 +76,18 @@ async function run(page, shot) {
     step('squiggles');
 
     // ... the status bar item with the finding count ...
-    const statusItem = page.locator('.statusbar-item', { hasText: 'aoti-lsp' });
     await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
-        .some((e) => /aoti-lsp: 3/.test(e.textContent)));
+        .some((e) => /aoti-lsp: [1-9]/.test(e.textContent)));
+    const statusItem = page.locator('.statusbar-item', { hasText: 'aoti-lsp' });
     result.status = (await statusItem.first().textContent()).trim();
     step('status bar');
+    if (scenario === 'bundled') {
+        await shot('vscode-bundled.png');
+        return;
+    }
+    const flagged = env('AOTI_FLAGGED'); // "line:column", 1-based, inside the deprecated call
+    const badPython = env('AOTI_BAD_PYTHON');
+    const fixAllFile = env('AOTI_FIX_ALL_FILE'); // relative to folder, has a safe fix
 
     // ... and the Problems panel, with the code linking to the rule's doc.
     await page.keyboard.press('Control+Shift+M');
