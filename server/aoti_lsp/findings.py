@@ -59,6 +59,9 @@ class Finding:
     deprecated: bool = False
     unnecessary: bool = False
     path: str = "<string>"
+    # more quick fixes for the same problem, offered by the editor after `fix`; the CLI and
+    # fix-all apply only `fix`
+    alternatives: tuple[Fix, ...] = ()
 
     def sort_key(self) -> tuple:
         return (self.path, self.start, self.code)
