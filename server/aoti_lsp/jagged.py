@@ -1,0 +1,1127 @@
+"""Empty jagged inputs (AOTI201, AOTI202): which tensors are jagged, where an empty one
+breaks, which guards protect it, and which models are exported and called as packages.
+
+Facts (shared/aoti-facts.md, "Empty jagged inputs"; measured with torch 2.13 on CPU):
+torch.export traces dynamic dims as >= 2, so `cumsum(lengths)[-1]` segfaults in an AOTI
+package when `lengths` is empty, indices computed from the lengths fail with
+`index out of bounds` when there are no values, and a guard inside an exported `forward`
+(`if lengths.numel() == 0: return ...`) is folded away. A guard is effective in eager and
+`torch.compile` code, and in plain Python around a loaded package.
+
+Tree-sitter only, and only over the functions that can matter (a `forward`, a function
+given to `torch.compile` / `aot_compile`). Everything unsure stays silent.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import PurePath
+from typing import Iterable, Iterator
+
+from tree_sitter import Node
+
+from aoti_lsp.names import DEF, IMPORT, dotted_parts
+
+DEFAULT_JAGGED_NAMES = (
+    "lengths", "offsets", "seq_lens", "seq_lengths", "*_lengths", "*_offsets", "jagged*", "cu_seqlens",
+)
+OPTION = "jagged-names"
+
+EXPORTERS = frozenset({
+    "torch.export.export", "torch.export.export_for_training", "torch.export.draft_export",
+    "torch._export.export", "torch._export.aot_compile",
+})
+PACKAGERS = frozenset({"torch._inductor.aoti_compile_and_package"})
+LOADERS = frozenset({"torch._inductor.aoti_load_package", "torch._export.aot_load"})
+COMPILERS = frozenset({"torch.compile"})
+# methods that return the same module (model = Model().eval())
+_SAME_MODULE = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "requires_grad_"}
+
+# derivations that keep a tensor jagged (same elements or elementwise of them)
+_ELEMENTWISE = {
+    "cumsum", "cumprod", "clamp", "clamp_min", "clamp_max", "clip", "long", "int", "short", "to", "type",
+    "contiguous", "clone", "detach", "add", "sub", "mul", "neg", "abs", "float", "double", "masked_fill",
+    "type_as", "cpu", "cuda", "remainder", "fmod", "floor_divide", "div",
+}
+_RESHAPE = {"view", "reshape", "flatten", "unsqueeze", "squeeze", "flip", "ravel", "expand", "expand_as"}
+_NONEMPTY_MAKERS = {"new_zeros", "new_ones", "new_full", "new_tensor", "new_empty", "zeros", "ones", "full", "tensor", "empty"}
+_REDUCTIONS = {"max", "min", "amax", "amin"}
+# index ops: name -> (position of the index argument for the method form, for the torch.f form)
+INDEX_OPS = {
+    "index_select": (1, 2), "gather": (1, 2), "take": (0, 1),
+    "index_copy": (1, 2), "index_copy_": (1, None),
+}
+
+
+def jagged_patterns(config) -> tuple[str, ...]:
+    value = (config.options or {}).get(OPTION) if config is not None else None
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return DEFAULT_JAGGED_NAMES
+
+
+def is_jagged_name(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+# -- small tree helpers -----------------------------------------------------------------------
+def text(node: Node) -> str:
+    return node.text.decode("utf-8")
+
+
+def unparen(node: Node) -> Node:
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def call_args(call: Node) -> tuple[list[Node], dict[str, Node], bool]:
+    """(positional, keyword, has a *args/**kwargs splat)."""
+    pos, kw, splat = [], {}, False
+    args = call.child_by_field_name("arguments")
+    if args is None or args.type != "argument_list":
+        return pos, kw, True
+    for a in args.named_children:
+        if a.type == "comment":
+            continue
+        if a.type == "keyword_argument":
+            kw[text(a.child_by_field_name("name"))] = a.child_by_field_name("value")
+        elif a.type in ("list_splat", "dictionary_splat"):
+            splat = True
+        else:
+            pos.append(a)
+    return pos, kw, splat
+
+
+def int_value(node: Node | None) -> int | None:
+    node = unparen(node) if node is not None else None
+    if node is None:
+        return None
+    if node.type == "integer":
+        try:
+            return int(text(node), 0)
+        except ValueError:
+            return None
+    if node.type == "unary_operator" and node.child_count == 2 and node.children[0].type in ("-", "+"):
+        v = int_value(node.children[1])
+        return None if v is None else (-v if node.children[0].type == "-" else v)
+    return None
+
+
+def subscripts(node: Node) -> list[Node]:
+    return [c for c in node.children_by_field_name("subscript")]
+
+
+def slice_parts(node: Node) -> tuple[Node | None, Node | None, Node | None] | None:
+    """(start, stop, step) of a `slice` node."""
+    if node.type != "slice":
+        return None
+    parts: list[Node | None] = [None, None, None]
+    i = 0
+    for c in node.children:
+        if c.type == ":":
+            i += 1
+        elif c.is_named and i < 3:
+            parts[i] = c
+    return parts[0], parts[1], parts[2]
+
+
+def free_identifiers(node: Node) -> Iterator[Node]:
+    """Identifiers of an expression that name values (not attribute names, not keywords)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            parent = n.parent
+            if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == n:
+                continue
+            if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == n:
+                continue
+            yield n
+        elif n.type in ("lambda", "function_definition", "class_definition"):
+            continue
+        else:
+            stack.extend(reversed(n.children))
+
+
+def walk(node: Node, skip_nested: bool = True) -> Iterator[Node]:
+    """Nodes of a function body, not entering nested functions, classes or lambdas."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if skip_nested and n is not node and n.type in ("function_definition", "class_definition", "lambda", "decorated_definition"):
+            continue
+        stack.extend(reversed(n.children))
+
+
+def statement_of(node: Node) -> Node:
+    while node.parent is not None and node.parent.type not in ("block", "module"):
+        node = node.parent
+    return node
+
+
+def exits(block: Node | None) -> bool:
+    if block is None:
+        return False
+    stmts = [s for s in block.named_children if s.type != "comment"]
+    return bool(stmts) and stmts[-1].type in ("return_statement", "raise_statement", "continue_statement", "break_statement")
+
+
+# -- emptiness tests: `x.numel() == 0`, `len(x)`, `not x.shape[0]`, `lengths.sum() == 0` -----------
+@dataclass(frozen=True)
+class Tested:
+    text: str  # the tensor expression, as written
+    kind: str  # "size": the tensor is non-empty; "sum": its sum is non-zero (jagged: some values exist)
+    node: Node | None = field(default=None, compare=False, hash=False)
+
+
+def _size_subject(node: Node) -> Tested | None:
+    """`T.numel()`, `T.nelement()`, `T.shape[0]`, `T.size(0)`, `T.size()[0]`, `len(T)` -> T (size);
+    `T.sum()`, `T.sum(0)`, `torch.sum(T)` -> T (sum)."""
+    node = unparen(node)
+    if node.type == "call":
+        func = node.child_by_field_name("function")
+        pos, kw, _ = call_args(node)
+        if func.type == "identifier" and text(func) == "len" and len(pos) == 1:
+            return Tested(text(pos[0]), "size", pos[0])
+        if func.type == "attribute":
+            obj, name = func.child_by_field_name("object"), text(func.child_by_field_name("attribute"))
+            if name in ("numel", "nelement") and not pos:
+                return Tested(text(obj), "size", obj)
+            if name == "size" and len(pos) == 1 and int_value(pos[0]) == 0:
+                return Tested(text(obj), "size", obj)
+            if name == "sum" and len(pos) <= 1 and all(int_value(p) == 0 for p in pos) and not kw:
+                return Tested(text(obj), "sum", obj)
+            if name == "sum" and text(obj) == "torch" and len(pos) == 1:
+                return Tested(text(pos[0]), "sum", pos[0])
+    if node.type == "subscript":
+        subs = subscripts(node)
+        value = node.child_by_field_name("value")
+        if len(subs) == 1 and int_value(subs[0]) == 0:
+            if value.type == "attribute" and text(value.child_by_field_name("attribute")) == "shape":
+                return Tested(text(value.child_by_field_name("object")), "size", value.child_by_field_name("object"))
+            if value.type == "call":
+                f = value.child_by_field_name("function")
+                pos, _, _ = call_args(value)
+                if f.type == "attribute" and text(f.child_by_field_name("attribute")) == "size" and not pos:
+                    return Tested(text(f.child_by_field_name("object")), "size", f.child_by_field_name("object"))
+    return None
+
+
+_ZERO_WHEN_TRUE = {("==", 0), ("<", 1), ("<=", 0)}
+_NONZERO_WHEN_TRUE = {(">", 0), ("!=", 0), (">=", 1)}
+_FLIP = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+
+
+def _atom(node: Node) -> tuple[Tested, bool] | None:
+    """(subject, True when the atom being true means the subject is non-empty)."""
+    node = unparen(node)
+    if node.type == "comparison_operator":
+        operands = [c for c in node.named_children]
+        ops = [c.type for c in node.children if not c.is_named]
+        if len(operands) != 2 or len(ops) != 1:
+            return None
+        left, right, op = operands[0], operands[1], ops[0]
+        if int_value(left) is not None and int_value(right) is None:
+            left, right, op = right, left, _FLIP.get(op, op)
+        n = int_value(right)
+        subject = _size_subject(left)
+        if subject is None or n is None:
+            return None
+        if (op, n) in _ZERO_WHEN_TRUE:
+            return subject, False
+        if (op, n) in _NONZERO_WHEN_TRUE:
+            return subject, True
+        return None
+    subject = _size_subject(node)
+    if subject is not None:
+        return subject, True
+    return None
+
+
+def tests_when(cond: Node, value: bool) -> list[Tested]:
+    """Tensors known non-empty (or with a non-zero sum) where `cond` evaluated to `value`."""
+    cond = unparen(cond)
+    if cond.type == "not_operator":
+        arg = cond.child_by_field_name("argument")
+        return tests_when(arg, not value) if arg is not None else []
+    if cond.type == "boolean_operator":
+        op = cond.child_by_field_name("operator")
+        left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+        op_text = op.type if op is not None else ""
+        if (op_text == "or" and not value) or (op_text == "and" and value):
+            return tests_when(left, value) + tests_when(right, value)
+        return []
+    atom = _atom(cond)
+    if atom is None:
+        return []
+    subject, nonempty_when_true = atom
+    return [subject] if nonempty_when_true == value else []
+
+
+def empty_tests(cond: Node) -> list[Tested]:
+    """Size-based emptiness tests anywhere in a condition (what AOTI202 reports)."""
+    out = []
+    for n in walk(cond, skip_nested=True):
+        if n.type in ("comparison_operator", "call", "subscript", "not_operator"):
+            atom = _atom(n)
+            if atom is not None and atom[0].kind == "size" and atom[0] not in out:
+                out.append(atom[0])
+    return out
+
+
+def is_check_call(node: Node) -> Node | None:
+    """`torch._check(cond)` / `torch._check_with(...)`: the condition."""
+    if node.type != "call":
+        return None
+    func = node.child_by_field_name("function")
+    parts = dotted_parts(func) if func is not None else None
+    if not parts or parts[-1] not in ("_check", "_check_with"):
+        return None
+    pos, kw, _ = call_args(node)
+    if parts[-1] == "_check_with":
+        return pos[1] if len(pos) > 1 else None
+    return pos[0] if pos else kw.get("cond")
+
+
+def known_nonempty(site: Node, stop: Node) -> list[Tested]:
+    """What the code around `site` (inside `stop`, a function or module) has checked before it
+    runs: an early exit `if x.numel() == 0: return`, `torch._check(...)`, `assert`, an
+    enclosing `if x.numel() > 0:` or `else` branch, a conditional expression, `and`/`or`."""
+    out: list[Tested] = []
+    child, node = site, site.parent
+    while node is not None:
+        t = node.type
+        if t in ("block", "module"):
+            for stmt in node.named_children:
+                if stmt.start_byte >= child.start_byte:
+                    break
+                out += _statement_facts(stmt)
+        elif t == "if_statement":
+            cond = node.child_by_field_name("condition")
+            if child == node.child_by_field_name("consequence"):
+                out += tests_when(cond, True)
+            elif child.type in ("else_clause", "elif_clause"):
+                out += tests_when(cond, False)
+        elif t == "elif_clause" and child == node.child_by_field_name("consequence"):
+            out += tests_when(node.child_by_field_name("condition"), True)
+        elif t == "conditional_expression":
+            named = [c for c in node.named_children if c.type != "comment"]
+            if len(named) == 3:
+                if child == named[0]:
+                    out += tests_when(named[1], True)
+                elif child == named[2]:
+                    out += tests_when(named[1], False)
+        elif t == "boolean_operator" and child == node.child_by_field_name("right"):
+            op = node.child_by_field_name("operator")
+            left = node.child_by_field_name("left")
+            if op is not None and op.type == "and":
+                out += tests_when(left, True)
+            elif op is not None and op.type == "or":
+                out += tests_when(left, False)
+        if node == stop:
+            break
+        child, node = node, node.parent
+    return out
+
+
+def _statement_facts(stmt: Node) -> list[Tested]:
+    if stmt.type == "if_statement" and exits(stmt.child_by_field_name("consequence")):
+        return tests_when(stmt.child_by_field_name("condition"), False)
+    if stmt.type == "assert_statement" and stmt.named_child_count:
+        return tests_when(stmt.named_children[0], True)
+    if stmt.type == "expression_statement" and stmt.named_child_count:
+        cond = is_check_call(unparen(stmt.named_children[0]))
+        if cond is not None:
+            return tests_when(cond, True)
+    return []
+
+
+# -- functions that take jagged inputs ------------------------------------------------------------
+def parameters(func: Node) -> tuple[list[str], bool]:
+    """Parameter names in order (self/cls dropped for methods), and whether *args/**kwargs exist."""
+    params = func.child_by_field_name("parameters")
+    names: list[str] = []
+    splat = False
+    if params is None:
+        return names, splat
+    for p in params.named_children:
+        if p.type == "identifier":
+            names.append(text(p))
+        elif p.type in ("default_parameter", "typed_default_parameter"):
+            n = p.child_by_field_name("name")
+            if n is not None and n.type == "identifier":
+                names.append(text(n))
+        elif p.type == "typed_parameter":
+            inner = p.named_children[0] if p.named_children else None
+            if inner is not None and inner.type == "identifier":
+                names.append(text(inner))
+            else:
+                splat = True
+        elif p.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+            splat = True
+    if _enclosing_class(func) is not None and names and names[0] in ("self", "cls"):
+        names = names[1:]
+    return names, splat
+
+
+def _enclosing_class(func: Node) -> Node | None:
+    parent = func.parent
+    if parent is not None and parent.type == "decorated_definition":
+        parent = parent.parent
+    if parent is not None and parent.type == "block" and parent.parent is not None and parent.parent.type == "class_definition":
+        return parent.parent
+    return None
+
+
+@dataclass
+class Target:
+    """A `forward` or a compiled/exported function."""
+
+    func: Node
+    cls: Node | None
+    key: str  # the class name for a forward, else the function name: what export calls name
+    params: list[str]
+    splat: bool
+    compiled: bool = False  # given to torch.compile (guards stay effective)
+
+    @property
+    def label(self) -> str:
+        return f"{self.key}.forward" if self.cls is not None else f"{self.key}()"
+
+    @property
+    def body(self) -> Node:
+        return self.func.child_by_field_name("body")
+
+
+@dataclass(frozen=True)
+class ExportSite:
+    key: str
+    start: int
+    end: int
+    path: str | None  # None: this file
+    api: str  # qualified name of the exporter
+
+
+@dataclass
+class CallSite:
+    call: Node
+    target: Target
+    args: dict[str, Node] | None  # forward parameter -> argument expression (None: cannot tell)
+
+
+class Model:
+    """Exports, packages, loaded runners and their calls, for one file (and what the
+    workspace summaries add)."""
+
+    def __init__(self, ctx, code: str):
+        self.ctx = ctx
+        self.code = code
+        self.patterns = jagged_patterns(ctx.config)
+
+    # -- what this file exports -------------------------------------------------------------
+    @cached_property
+    def export_calls(self) -> list[tuple[Node, str, str]]:
+        """(export call, qualname, key of what it exports)."""
+        out = []
+        for call, qualname in self.ctx.calls_to(EXPORTERS):
+            pos, kw, _ = call_args(call)
+            first = pos[0] if pos else kw.get("mod") or kw.get("f")
+            key = self.instance_key(first) if first is not None else None
+            if key is not None:
+                out.append((call, qualname, key))
+        return out
+
+    def instance_key(self, node: Node, depth: int = 0) -> str | None:
+        """`Model(...)`, `Model(...).eval()`, a name bound to one of those, or a function name."""
+        node = unparen(node)
+        if node is None or depth > 6:
+            return None
+        if node.type == "call":
+            func = node.child_by_field_name("function")
+            if func.type == "attribute" and text(func.child_by_field_name("attribute")) in _SAME_MODULE:
+                return self.instance_key(func.child_by_field_name("object"), depth + 1)
+            parts = dotted_parts(func)
+            return parts[-1] if parts else None
+        if node.type == "identifier":
+            names = self.ctx.names
+            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
+            if b is None:
+                return None
+            if b.kind == DEF:
+                return b.name
+            if b.value is not None:
+                return self.instance_key(b.value, depth + 1)
+        return None
+
+    def qualified(self, key: str, at: int) -> str | None:
+        """Where the class an export names comes from: `pkg.models.Model` for an import,
+        `models.Model` for a relative one; None when it is defined in this file."""
+        names = self.ctx.names
+        b = names.lookup(key, at, names.module)
+        if b is None:
+            return None
+        if b.kind == IMPORT:
+            return b.target
+        stmt = b.stmt or self._relative_import(key)
+        if stmt is not None and stmt.type == "import_from_statement":
+            module = stmt.child_by_field_name("module_name")
+            mod = text(module).lstrip(".") if module is not None else ""
+            orig = key
+            for n in stmt.children_by_field_name("name"):
+                if n.type == "aliased_import" and text(n.child_by_field_name("alias")) == key:
+                    orig = text(n.child_by_field_name("name"))
+            return f"{mod}.{orig}" if mod else orig
+        return None
+
+    def _relative_import(self, key: str) -> Node | None:
+        """`from .models import Model` (names.py keeps no statement for relative imports)."""
+        for stmt in self.ctx.source.tree.root_node.named_children:
+            if stmt.type != "import_from_statement":
+                continue
+            for n in stmt.children_by_field_name("name"):
+                local = n.child_by_field_name("alias") if n.type == "aliased_import" else n
+                if local is not None and text(local) == key:
+                    return stmt
+        return None
+
+    @cached_property
+    def packages(self) -> list[tuple[Node, str, str | None]]:
+        """(aoti_compile_and_package call, key, package_path literal)."""
+        out = []
+        for call, _ in self.ctx.calls_to(PACKAGERS):
+            pos, kw, _ = call_args(call)
+            first = pos[0] if pos else kw.get("exported_program")
+            key = self._export_key(first) if first is not None else None
+            if key is None:
+                continue
+            out.append((call, key, self.path_value(kw.get("package_path"))))
+        return out
+
+    def path_value(self, node: Node | None) -> str | None:
+        """A path as a string literal, a constant of this file, or a parameter's default."""
+        if node is None:
+            return None
+        node = unparen(node)
+        literal = string_value(node)
+        if literal is not None or node.type != "identifier":
+            return literal
+        names = self.ctx.names
+        b = names.lookup(text(node), node.start_byte, names.scope_of(node))
+        if b is None:
+            return None
+        if b.value is not None:
+            return string_value(b.value)
+        scope = names.scope_of(node).node
+        params = scope.child_by_field_name("parameters") if scope.type == "function_definition" else None
+        for p in params.named_children if params is not None else ():
+            if p.type in ("default_parameter", "typed_default_parameter") and text(p.child_by_field_name("name")) == text(node):
+                return string_value(p.child_by_field_name("value"))
+        return None
+
+    def _export_key(self, node: Node, depth: int = 0) -> str | None:
+        node = unparen(node)
+        if node is None or depth > 6:
+            return None
+        if node.type == "call":
+            for call, _, key in self.export_calls:
+                if call.start_byte == node.start_byte and call.end_byte == node.end_byte:
+                    return key
+            return None
+        if node.type == "identifier":
+            names = self.ctx.names
+            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
+            if b is not None and b.value is not None:
+                return self._export_key(b.value, depth + 1)
+        return None
+
+    def summary(self) -> dict:
+        exports = []
+        for call, qualname, key in self.export_calls:
+            exports.append((key, self.qualified(key, call.start_byte), call.start_byte, call.end_byte, qualname))
+        packages = sorted({(path, key, self.qualified(key, call.start_byte)) for call, key, path in self.packages if path})
+        out = {}
+        if exports:
+            out["exports"] = exports
+        if packages:
+            out["packages"] = packages
+        return out
+
+    # -- what the workspace exports ------------------------------------------------------------
+    def _project_summaries(self) -> dict[str, dict]:
+        project = getattr(self.ctx, "project", None)
+        if project is None:
+            return {}
+        here = self.ctx.source.path
+        return {p: s for p, s in project.of(self.code).items() if p != here and isinstance(s, dict)}
+
+    def exports_of(self, target: Target) -> list[ExportSite]:
+        sites = []
+        for call, qualname, key in self.export_calls:
+            if key == target.key and self._defined_here(key, call):
+                sites.append(ExportSite(key, call.start_byte, call.end_byte, None, qualname))
+        for path, summary in sorted(self._project_summaries().items()):
+            for key, qual, start, end, qualname in summary.get("exports", ()):
+                if key == target.key and _same_module(qual, key, self.ctx.source.path):
+                    sites.append(ExportSite(key, start, end, path, qualname))
+        return sites
+
+    def _defined_here(self, key: str, call: Node) -> bool:
+        """The exported name is this file's class/function (not an import of another one)."""
+        return self.qualified(key, call.start_byte) is None
+
+    # -- targets ---------------------------------------------------------------------------------
+    @cached_property
+    def compiled_functions(self) -> dict[int, bool]:
+        """function node id -> True for torch.compile (guards work), False for aot_compile."""
+        out: dict[int, bool] = {}
+        names = self.ctx.names
+        for call, qualname in self.ctx.calls_to(COMPILERS | {"torch._export.aot_compile"}):
+            pos, kw, _ = call_args(call)
+            first = pos[0] if pos else kw.get("model") or kw.get("f")
+            if first is None or unparen(first).type != "identifier":
+                continue
+            b = names.lookup(text(first), first.start_byte, names.scope_of(first))
+            if b is not None and b.kind == DEF and b.stmt is not None:
+                out[b.stmt.id] = qualname in COMPILERS
+        return out
+
+    def targets(self) -> list[Target]:
+        out: list[Target] = []
+        seen: set[int] = set()
+        tokens = ["forward", *self._compiled_names()]
+        for _, caps in self.ctx.source.matches("jagged_functions", tokens):
+            func = caps["func"][0]
+            if func.id in seen:
+                continue
+            seen.add(func.id)
+            name = text(func.child_by_field_name("name"))
+            cls = _enclosing_class(func)
+            params, splat = parameters(func)
+            if name == "forward" and cls is not None:
+                out.append(Target(func, cls, text(cls.child_by_field_name("name")), params, splat,
+                                  compiled=self._decorated_compile(cls)))
+            elif cls is None and (func.id in self.compiled_functions or self._decorated_compile(func)):
+                compiled = self.compiled_functions.get(func.id, True)
+                out.append(Target(func, None, name, params, splat, compiled=compiled))
+        return sorted(out, key=lambda t: t.func.start_byte)
+
+    def _compiled_names(self) -> list[str]:
+        names = []
+        for call, _ in self.ctx.calls_to(COMPILERS | {"torch._export.aot_compile"}):
+            pos, _, _ = call_args(call)
+            if pos and unparen(pos[0]).type == "identifier":
+                names.append(text(unparen(pos[0])))
+        data = self.ctx.source.data
+        if b"@" in data and b"compile" in data:
+            for at in self.ctx.source.occurrences("compile"):
+                node = self.ctx.source.tree.root_node.descendant_for_byte_range(at, at + 7)
+                while node is not None and node.type != "decorated_definition":
+                    node = node.parent
+                if node is not None:
+                    inner = node.child_by_field_name("definition")
+                    if inner is not None and inner.type == "function_definition":
+                        names.append(text(inner.child_by_field_name("name")))
+        return names
+
+    def _decorated_compile(self, node: Node) -> bool:
+        parent = node.parent
+        if parent is None or parent.type != "decorated_definition":
+            return False
+        for dec in parent.named_children:
+            if dec.type != "decorator" or not dec.named_children:
+                continue
+            expr = unparen(dec.named_children[0])
+            if expr.type == "call":
+                expr = expr.child_by_field_name("function")
+            if self.ctx.names.resolve(expr) in COMPILERS:
+                return True
+        return False
+
+    # -- loaded packages and their callers -----------------------------------------------------
+    @cached_property
+    def _loads(self) -> list[tuple[Node, str]]:
+        """(loader call, key of the model it runs), when this file can tell."""
+        out = []
+        in_file = {path: key for _, key, path in self.packages if path}
+        in_project: dict[str, list[tuple[str, str | None]]] = {}
+        for _, summary in self._project_summaries().items():
+            for path, key, qual in summary.get("packages", ()):
+                in_project.setdefault(path, []).append((key, qual))
+        for call, _ in self.ctx.calls_to(LOADERS):
+            pos, kw, _ = call_args(call)
+            first = pos[0] if pos else kw.get("path") or kw.get("so_path")
+            if first is None:
+                continue
+            key = self._package_key(first)
+            literal = self.path_value(first)
+            if key is None and literal is not None:
+                key = in_file.get(literal)
+                if key is None:
+                    keys = {k for k, q in in_project.get(literal, ()) if _same_module(q, k, self.ctx.source.path)}
+                    key = next(iter(keys)) if len(keys) == 1 else None
+            if key is not None:
+                out.append((call, key))
+        return out
+
+    def _package_key(self, node: Node, depth: int = 0) -> str | None:
+        node = unparen(node)
+        if node is None or depth > 6:
+            return None
+        if node.type == "call":
+            for call, key, _ in self.packages:
+                if call.start_byte == node.start_byte and call.end_byte == node.end_byte:
+                    return key
+            for call, qualname, key in self.export_calls:  # aot_compile(model, ...) -> .so path
+                if qualname == "torch._export.aot_compile" and call.start_byte == node.start_byte:
+                    return key
+            return None
+        if node.type == "identifier":
+            names = self.ctx.names
+            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
+            if b is not None and b.value is not None:
+                return self._package_key(b.value, depth + 1)
+        return None
+
+    def call_sites(self, target: Target, all_calls: bool = False) -> list[CallSite]:
+        """Calls of a loaded package of `target`'s model in this file; with `all_calls`, also
+        those whose arguments cannot be matched to the parameters (their `args` is None)."""
+        out = []
+        for load, key in self._loads:
+            if key != target.key:
+                continue
+            for call in self._calls_of_runner(load):
+                args = self._bind(call, target)
+                if args is not None or all_calls:
+                    out.append(CallSite(call, target, args))
+        return sorted(out, key=lambda c: c.call.start_byte)
+
+    def _calls_of_runner(self, load: Node) -> list[Node]:
+        parent = load.parent
+        if parent is not None and parent.type == "call" and parent.child_by_field_name("function") == load:
+            return [parent]  # aoti_load_package(p)(x, y)
+        if parent is None or parent.type != "assignment" or parent.child_by_field_name("right") != load:
+            return []
+        left = parent.child_by_field_name("left")
+        names = self.ctx.names
+        calls = []
+        if left.type == "identifier":
+            runner = text(left)
+            for _, caps in self.ctx.source.matches("calls", [runner]):
+                call, func = caps["call"][0], caps["func"][0]
+                if func.type == "identifier" and text(func) == runner:
+                    b = names.lookup(runner, func.start_byte, names.scope_of(func))
+                    if b is not None and b.value is not None and b.value.start_byte == load.start_byte:
+                        calls.append(call)
+        elif left.type == "attribute" and text(left.child_by_field_name("object")) == "self":
+            attr = text(left.child_by_field_name("attribute"))
+            cls = _class_of(load)
+            for _, caps in self.ctx.source.matches("calls", [attr]):
+                call, func = caps["call"][0], caps["func"][0]
+                if func.type == "attribute" and text(func) == f"self.{attr}" and _class_of(call) == cls:
+                    calls.append(call)
+        return calls
+
+    @staticmethod
+    def _bind(call: Node, target: Target) -> dict[str, Node] | None:
+        pos, kw, splat = call_args(call)
+        if splat or target.splat or len(pos) > len(target.params):
+            return None
+        args = dict(zip(target.params, pos))
+        for k, v in kw.items():
+            if k not in target.params:
+                return None
+            args[k] = v
+        return args
+
+    def model_variable(self, target: Target, at: Node) -> str | None:
+        """A name visible at `at` bound to an instance of `target`'s class (to stand for `self`)."""
+        names = self.ctx.names
+        for call, _, key in self.export_calls:
+            if key != target.key:
+                continue
+            pos, _, _ = call_args(call)
+            if not pos or unparen(pos[0]).type != "identifier":
+                continue
+            name = text(unparen(pos[0]))
+            here = names.lookup(name, at.start_byte, names.scope_of(at))
+            there = names.lookup(name, call.start_byte, names.scope_of(call))
+            if here is not None and there is not None and here.at == there.at and self.instance_key(pos[0]) == key:
+                return name
+        return None
+
+
+def _class_of(node: Node) -> Node | None:
+    while node is not None and node.type != "class_definition":
+        node = node.parent
+    return node
+
+
+def _same_module(qual: str | None, key: str, path: str) -> bool:
+    """Does an export of `qual` (None: a class of that other file) name a class of `path`?"""
+    if qual is None:
+        return False
+    parts = qual.split(".")
+    if parts[-1] != key:
+        return False
+    if len(parts) == 1:
+        return True
+    p = PurePath(path)
+    stem = p.parent.name if p.stem == "__init__" else p.stem
+    return parts[-2] == stem
+
+
+def string_value(node: Node | None) -> str | None:
+    node = unparen(node) if node is not None else None
+    if node is None or node.type != "string":
+        return None
+    parts = [c for c in node.named_children if c.type not in ("string_start", "string_end")]
+    if len(parts) == 1 and parts[0].type == "string_content":
+        return text(parts[0])
+    if not parts:
+        return ""
+    return None
+
+
+# -- taint: which tensors come from a jagged input --------------------------------------------
+@dataclass(frozen=True)
+class Taint:
+    roots: frozenset[str]  # the jagged parameters behind it
+    maybe_empty: bool  # empty when a root is empty
+    like: str | None = None  # same shape (and emptiness) as this jagged parameter
+
+    def merge(self, other: "Taint | None") -> "Taint":
+        if other is None:
+            return self
+        return Taint(self.roots | other.roots, self.maybe_empty or other.maybe_empty,
+                     self.like if self.like == other.like else None)
+
+
+@dataclass
+class Site:
+    kind: str  # last | tail | head | reduce | index
+    node: Node  # what is flagged
+    tensor: Node  # the jagged tensor (last/tail/head/reduce) or the indexed one (index)
+    roots: frozenset[str]  # jagged inputs behind it
+    needs: tuple[str, ...]  # parameters whose emptiness the guard must test
+    op: str  # `[-1]`, `.max()`, `index_select`, ...
+    index: Node | None = None  # the indices (index sites)
+
+
+class Flow:
+    """Jagged taint through one function (flow-insensitive: a name is jagged if any of its
+    assignments is), the size-sensitive sites on it, and the guards in front of them."""
+
+    def __init__(self, ctx, target: Target, patterns: Iterable[str]):
+        self.ctx = ctx
+        self.target = target
+        self.params = list(target.params)
+        self.jagged = [p for p in self.params if is_jagged_name(p, patterns)]
+        self.assigns: dict[str, list[Node]] = {}
+        for n in walk(target.body):
+            if n.type == "assignment":
+                left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+                if left is not None and left.type == "identifier" and right is not None:
+                    self.assigns.setdefault(text(left), []).append(right)
+            elif n.type == "augmented_assignment":
+                left = n.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    self.assigns.setdefault(text(left), []).append(n)
+        self.taint: dict[str, Taint] = {p: Taint(frozenset({p}), True, p) for p in self.jagged}
+        for _ in range(8):
+            changed = False
+            for name, values in self.assigns.items():
+                for v in values:
+                    t = self.taint_of(v.child_by_field_name("right") if v.type == "augmented_assignment" else v)
+                    if v.type == "augmented_assignment":
+                        t = t.merge(self.taint.get(name)) if t is not None else self.taint.get(name)
+                    if t is None:
+                        continue
+                    old = self.taint.get(name)
+                    new = t if old is None else old.merge(t)
+                    if new != old:
+                        self.taint[name] = new
+                        changed = True
+            if not changed:
+                break
+
+    # -- taint ----------------------------------------------------------------------------------
+    def taint_of(self, node: Node | None, depth: int = 0) -> Taint | None:
+        node = unparen(node) if node is not None else None
+        if node is None or depth > 30:
+            return None
+        t = node.type
+        if t == "identifier":
+            return self.taint.get(text(node))
+        if t == "binary_operator":
+            left = self.taint_of(node.child_by_field_name("left"), depth + 1)
+            right = self.taint_of(node.child_by_field_name("right"), depth + 1)
+            if left is None:
+                return right
+            return left.merge(right)
+        if t == "unary_operator":
+            return self.taint_of(node.named_children[-1], depth + 1)
+        if t == "conditional_expression":
+            named = node.named_children
+            if len(named) == 3:
+                a, b = self.taint_of(named[0], depth + 1), self.taint_of(named[2], depth + 1)
+                return a.merge(b) if a is not None else b
+            return None
+        if t == "subscript":
+            value = self.taint_of(node.child_by_field_name("value"), depth + 1)
+            if value is None:
+                return None
+            subs = subscripts(node)
+            if len(subs) == 1 and subs[0].type == "slice":
+                return Taint(value.roots, True, None)
+            if any(int_value(s) is not None or s.type == "ellipsis" for s in subs):
+                return None  # an element
+            return Taint(value.roots, True, None)
+        if t == "call":
+            return self._call_taint(node, depth)
+        return None
+
+    def _call_taint(self, node: Node, depth: int) -> Taint | None:
+        func = node.child_by_field_name("function")
+        pos, kw, _ = call_args(node)
+        qual = self.ctx.names.resolve(func) if func.type in ("identifier", "attribute") else None
+        if qual is not None and qual.startswith("torch."):
+            return self._torch_taint(qual, pos, kw, depth)
+        if func.type != "attribute":
+            return None
+        obj = self.taint_of(func.child_by_field_name("object"), depth + 1)
+        if obj is None:
+            return None
+        meth = text(func.child_by_field_name("attribute"))
+        if meth in _ELEMENTWISE:
+            return obj
+        if meth in _RESHAPE:
+            return Taint(obj.roots, obj.maybe_empty, None)
+        return None
+
+    def _torch_taint(self, qual: str, pos: list[Node], kw: dict[str, Node], depth: int) -> Taint | None:
+        name = qual.rsplit(".", 1)[-1]
+        if qual in ("torch.nn.functional.pad", "torch.constant_pad_nd"):
+            first = self.taint_of(pos[0], depth + 1) if pos else None
+            if first is None:
+                return None
+            pad = pos[1] if len(pos) > 1 else kw.get("pad")
+            amounts = [int_value(c) for c in unparen(pad).named_children] if pad is not None and unparen(pad).type in ("tuple", "list") else []
+            if amounts and all(a is not None for a in amounts) and sum(amounts) > 0:
+                return Taint(first.roots, False, None)
+            return Taint(first.roots, first.maybe_empty, None)
+        if not qual.startswith("torch.") or qual.count(".") != 1:
+            return None
+        if name in _ELEMENTWISE and pos:
+            return self.taint_of(pos[0], depth + 1)
+        if name in _RESHAPE and pos:
+            first = self.taint_of(pos[0], depth + 1)
+            return Taint(first.roots, first.maybe_empty, None) if first is not None else None
+        if name == "where" and len(pos) == 3:
+            a, b = self.taint_of(pos[1], depth + 1), self.taint_of(pos[2], depth + 1)
+            return a.merge(b) if a is not None else b
+        if name == "diff" and pos:
+            first = self.taint_of(pos[0], depth + 1)
+            return Taint(first.roots, True, None) if first is not None else None
+        if name in ("cat", "concat", "concatenate", "hstack"):
+            seq = pos[0] if pos else kw.get("tensors")
+            seq = unparen(seq) if seq is not None else None
+            if seq is None or seq.type not in ("list", "tuple"):
+                return None
+            parts = [self.taint_of(p, depth + 1) for p in seq.named_children]
+            tainted = [p for p in parts if p is not None]
+            if not tainted:
+                return None
+            roots = frozenset().union(*(p.roots for p in tainted))
+            nonempty = any(_nonempty_constant(p) for p in seq.named_children)
+            return Taint(roots, not nonempty, None)
+        return None
+
+    # -- the parameters an expression is built from (any, jagged or not) ------------------------
+    def param_roots(self, node: Node, depth: int = 0, seen: set | None = None) -> list[str]:
+        seen = set() if seen is None else seen
+        out: list[str] = []
+        for ident in free_identifiers(node):
+            name = text(ident)
+            if name in self.params and name not in out:
+                out.append(name)
+            elif name in self.assigns and name not in seen and depth < 6:
+                seen.add(name)
+                for value in self.assigns[name]:
+                    for p in self.param_roots(value, depth + 1, seen):
+                        if p not in out:
+                            out.append(p)
+        return sorted(out, key=self.params.index)
+
+    # -- sites ----------------------------------------------------------------------------------
+    @cached_property
+    def sites(self) -> list[Site]:
+        if not self.jagged:
+            return []
+        out: list[Site] = []
+        for n in walk(self.target.body):
+            if n.type == "subscript":
+                out += self._subscript_site(n)
+            elif n.type == "call":
+                out += self._call_site(n)
+        return out
+
+    def _subscript_site(self, n: Node) -> list[Site]:
+        value = n.child_by_field_name("value")
+        subs = subscripts(n)
+        taint = self.taint_of(value)
+        if taint is not None and taint.maybe_empty:
+            kind = op = None
+            if len(subs) == 1 and int_value(subs[0]) == -1:
+                kind, op = "last", "[-1]"
+            elif len(subs) == 2 and subs[0].type == "ellipsis" and int_value(subs[1]) == -1:
+                kind, op = "last", "[..., -1]"
+            elif len(subs) == 1 and subs[0].type == "slice":
+                start, stop, step = slice_parts(subs[0])
+                if step is None and start is not None and stop is None and int_value(start) == -1:
+                    kind, op = "tail", "[-1:]"
+                elif step is None and start is None and stop is not None and int_value(stop) == -1:
+                    kind, op = "head", "[:-1]"
+            if kind is not None:
+                return [Site(kind, n, value, taint.roots, tuple(sorted(taint.roots, key=self.params.index)), op)]
+        # fancy indexing with indices computed from a jagged input
+        if len(subs) == 1 and subs[0].type not in ("slice", "ellipsis") and int_value(subs[0]) is None:
+            index = self.taint_of(subs[0])
+            if index is not None:
+                needs = self._bounded_by(value)
+                if needs:
+                    return [Site("index", n, value, index.roots, needs, "indexing", subs[0])]
+        return []
+
+    def _call_site(self, n: Node) -> list[Site]:
+        func = n.child_by_field_name("function")
+        pos, kw, _ = call_args(n)
+        if func.type != "attribute":
+            return []
+        obj = func.child_by_field_name("object")
+        meth = text(func.child_by_field_name("attribute"))
+        qual = self.ctx.names.resolve(func)
+        is_torch_fn = qual is not None and qual.startswith("torch.") and qual.count(".") == 1
+        if meth in _REDUCTIONS:
+            # only the whole-tensor reduction (measured); torch.max(a, b) is elementwise
+            if is_torch_fn:
+                tensor, rest = (pos[0], pos[1:]) if len(pos) == 1 and not kw else (None, [])
+            else:
+                tensor, rest = (obj, pos) if not pos and not kw else (None, [])
+            if tensor is None:
+                return []
+            taint = self.taint_of(tensor)
+            if taint is not None and taint.maybe_empty:
+                return [Site("reduce", n, tensor, taint.roots, tuple(sorted(taint.roots, key=self.params.index)), f".{meth}()")]
+            return []
+        if meth in INDEX_OPS:
+            m_at, f_at = INDEX_OPS[meth]
+            if is_torch_fn:
+                if f_at is None or len(pos) < 1:
+                    return []
+                tensor = pos[0]
+                index = pos[f_at] if len(pos) > f_at else kw.get("index")
+            else:
+                if self.ctx.names.resolve(obj) is not None:
+                    return []  # some module's function, not a tensor method
+                tensor = obj
+                index = pos[m_at] if len(pos) > m_at else kw.get("index")
+            if index is None:
+                return []
+            taint = self.taint_of(index)
+            if taint is None:
+                return []
+            needs = self._bounded_by(tensor)
+            if needs:
+                return [Site("index", n, tensor, taint.roots, needs, meth, index)]
+        return []
+
+    def _bounded_by(self, tensor: Node) -> tuple[str, ...]:
+        """The parameter whose emptiness empties the indexed tensor: itself when it is one,
+        else the first non-jagged parameter it is built from. Nothing for module weights."""
+        tensor = unparen(tensor)
+        if tensor.type == "identifier" and text(tensor) in self.params:
+            return (text(tensor),)
+        roots = self.param_roots(tensor)
+        plain = [r for r in roots if r not in self.jagged]
+        if plain:
+            return (plain[0],)
+        return tuple(roots[:1])
+
+    # -- guards ---------------------------------------------------------------------------------
+    def covered(self, site: Site, facts: list[Tested], args: dict[str, str] | None = None) -> bool:
+        """Do the checks in `facts` rule out the empty input that breaks `site`? `args` maps
+        parameters to the expressions a caller passes (call-site guards)."""
+        sizes, sums = set(), set()
+        for f in facts:
+            for p in self._params_of(f.text, args):
+                (sizes if f.kind == "size" else sums).add(p)
+        if any(p in sizes for p in site.needs):
+            return True
+        return site.kind == "index" and any(r in sums for r in site.roots)
+
+    def _params_of(self, expr: str, args: dict[str, str] | None) -> list[str]:
+        if args is not None:
+            return [p for p, a in args.items() if a == expr]
+        if expr in self.params:
+            return [expr]
+        t = self.taint.get(expr)
+        if t is not None and t.like is not None:
+            return [t.like]
+        return []
+
+    def guarded_here(self, site: Site) -> bool:
+        return self.covered(site, known_nonempty(site.node, self.target.func))
+
+
+def _nonempty_constant(node: Node) -> bool:
+    """`x.new_zeros(1)`, `torch.zeros(1)`, `torch.tensor([0])`: a tensor with at least one element."""
+    node = unparen(node)
+    if node.type != "call":
+        return False
+    func = node.child_by_field_name("function")
+    parts = dotted_parts(func)
+    if not parts or parts[-1] not in _NONEMPTY_MAKERS:
+        return False
+    pos, kw, _ = call_args(node)
+    first = pos[0] if pos else kw.get("size") or kw.get("data")
+    if first is None:
+        return False
+    first = unparen(first)
+    if int_value(first) is not None:
+        return int_value(first) >= 1 and all(int_value(p) is None or int_value(p) >= 1 for p in pos)
+    if first.type in ("list", "tuple"):
+        elems = first.named_children
+        if parts[-1] in ("tensor", "new_tensor"):
+            return bool(elems)
+        return bool(elems) and all(int_value(e) is not None and int_value(e) >= 1 for e in elems)
+    return False
+
+
+def guard_statements(target: Target) -> Iterator[tuple[Node, Node, str]]:
+    """Empty-input guards in a function: (flagged node, statement, form) where form is
+    `if`, `check` (torch._check) or `cond` (torch.cond)."""
+    for n in walk(target.body):
+        if n.type in ("if_statement", "elif_clause"):
+            cond = n.child_by_field_name("condition")
+            if cond is not None and empty_tests(cond):
+                yield cond, n, "if"
+        elif n.type == "conditional_expression":
+            named = n.named_children
+            if len(named) == 3 and empty_tests(named[1]):
+                yield named[1], n, "if"
+        elif n.type == "call":
+            cond = is_check_call(n)
+            if cond is not None and empty_tests(cond):
+                yield n, statement_of(n), "check"
+                continue
+            func = n.child_by_field_name("function")
+            parts = dotted_parts(func) if func is not None else None
+            if parts and parts[-1] == "cond" and parts[0] == "torch":
+                pos, kw, _ = call_args(n)
+                pred = pos[0] if pos else kw.get("pred")
+                if pred is not None and empty_tests(pred):
+                    yield pred, statement_of(n), "cond"

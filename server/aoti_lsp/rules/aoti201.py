@@ -1,0 +1,199 @@
+"""AOTI201: a jagged input reaches a size-sensitive operation with no effective empty guard."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from aoti_lsp.findings import Finding, Related
+from aoti_lsp.fixes.jagged import CannotFix, caller_args, guard_callers, guard_top, rewrite
+from aoti_lsp.jagged import DEFAULT_JAGGED_NAMES, Flow, Model, Site, known_nonempty, text
+from aoti_lsp.rules import Rule
+
+_NAMES = ", ".join(f"`{n}`" for n in DEFAULT_JAGGED_NAMES)
+
+
+def short(node, limit: int = 60) -> str:
+    s = re.sub(r"\s+", " ", text(node))
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def _roots(site: Site) -> str:
+    return " / ".join(f"`{r}`" for r in sorted(site.roots))
+
+
+def what_happens(site: Site) -> str:
+    x, roots = short(site.node), _roots(site)
+    if site.kind == "last":
+        return (f"`{x}` reads the last element of a tensor that is empty when jagged input {roots} is empty: "
+                "eager raises `IndexError`, an AOTI package reads out of bounds (segfault)")
+    if site.kind == "tail":
+        return (f"`{x}` slices a tensor that is empty when jagged input {roots} is empty: "
+                "an AOTI package reads out of bounds (segfault; eager returns an empty slice)")
+    if site.kind == "head":
+        return (f"`{x}` has size -1 in an AOTI package when jagged input {roots} is empty: a tensor sized or "
+                "indexed by it fails with `RuntimeError: Trying to create tensor with negative dimension -1` "
+                "(eager: an empty slice)")
+    if site.kind == "reduce":
+        fn = site.op.strip(".()")
+        start = "-9223372036854775808 or -inf" if "max" in fn else "9223372036854775807 or inf"
+        return (f"`{x}` of an empty jagged input {roots}: eager raises `RuntimeError: {fn}(): Expected reduction dim "
+                f"to be specified for input.numel() == 0`, an AOTI package silently returns {start}")
+    bounded = " / ".join(f"`{n}`" for n in site.needs)
+    tensor = site.tensor.text.decode()
+    what = f"indexes {bounded}" if tensor in site.needs else f"indexes a tensor sized by {bounded}"
+    return (f"`{x}` {what} with indices computed from jagged input {roots}: when there are no values "
+            "(N = 0, e.g. every length is 0) an AOTI package fails with `RuntimeError: index out of bounds: "
+            "0 <= tmpN < ksM` (eager: `IndexError`)")
+
+
+def where(ctx, export) -> str:
+    if export.path is None:
+        return f"line {ctx.source.lines.line_of(export.start) + 1}"
+    here = os.path.dirname(os.path.abspath(ctx.source.path))
+    try:
+        return f"in {os.path.relpath(os.path.abspath(export.path), here)}"
+    except ValueError:
+        return f"in {export.path}"
+
+
+class EmptyJaggedInput(Rule):
+    code = "AOTI201"
+    name = "empty-jagged-input"
+    summary = "A jagged input (lengths/offsets) reaches a size-sensitive operation with no effective empty guard"
+    triggers = ("forward", "compile", "export")  # export: files that only export need a summary
+    explanation = f"""\
+Jagged batches come as flat `values` plus per-row `lengths` (or `offsets`). A request with
+no rows gives a `lengths` of size 0, and a batch whose rows are all empty gives `values` with
+no rows (N = 0). `torch.export` traces every dynamic dim as if it were >= 2 (even with
+`Dim("B", min=0)`), so nothing in the AOTI package checks for these sizes. Measured with
+torch 2.13 on CPU:
+
+| code in `forward` | eager, empty input | AOTI package, empty input |
+|---|---|---|
+| `offsets = cumsum(lengths, 0); offsets[-1]` | `IndexError` | **segfault** (reads `in_ptr[ks - 1]`) |
+| `offsets[-1:]` | empty slice | **segfault** |
+| `values[offsets[:-1]]` | works | `RuntimeError: Trying to create tensor with negative dimension -1` |
+| `lengths.max()` | `RuntimeError` | no error: returns -9223372036854775808 (int64) or -inf |
+| `index_select` / `gather` / `index_copy` / `take` / `values[idx]` with indices from the lengths, N = 0 | `IndexError` | `RuntimeError: index out of bounds: 0 <= tmpN < ksM` |
+| `lengths.sum()`, leading-zero offsets, `repeat_interleave(..., output_size=N)` + `index_add`, `segment_reduce` | works | works |
+
+The error text names the kernel (`Exception raised from cpp_fused_... at ....kernel.cpp:<line>`),
+never your line: this rule points at it before you ship.
+
+Jagged inputs are the parameters of a `forward` (or of a function given to `torch.compile`
+or `aot_compile`) named like {_NAMES}, and what is computed from them (`cumsum`, arithmetic,
+`clamp`, `torch.where`, slicing). Set your own list under `[tool.aoti-lsp.options]`:
+`jagged-names = ["lengths", "*_lens"]` (shell-style patterns; it replaces the default list).
+
+Not reported: empty-safe forms (offsets with a leading zero such as
+`torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])`, `lengths.sum()`,
+`repeat_interleave` + `index_add`, `segment_reduce`), tensors that are not jagged
+(`hidden_states[:, -1]`), indexing module weights, and code behind an effective guard. In
+eager and `torch.compile` code a check before the operation (`if lengths.numel() == 0:
+return ...`, an enclosing `if`, `torch._check`, `assert`) is effective; for indices the check
+must be on the indexed tensor (`values.numel() == 0`) or on `lengths.sum()`, since lengths
+of `[0, 0]` are not empty but give N = 0. In a model that is exported (`torch.export.export`,
+`aot_compile`, in this file or elsewhere in the workspace) such a check inside `forward` is
+dropped (AOTI202): only a check around the calls of the loaded package counts."""
+    fix_explanation = """\
+- **Empty-safe rewrite** (offered first where the pattern is known; unsafe: for float
+  tensors the summation order changes): `torch.cumsum(lengths, 0)[-1]` (directly or through
+  a variable) becomes `lengths.sum(0)`; another jagged `offsets[-1]` becomes
+  `torch.cat([offsets.new_zeros(1), offsets])[-1]`, 0 on empty input. Both work in eager,
+  under `torch.compile` and in an AOTI package.
+- **Early return when the input is empty** (safe: nothing changes on non-empty input). In
+  eager / `torch.compile` code it goes at the top of the function:
+  `if lengths.numel() == 0: return <empty value>`. For an exported model it goes around every
+  call of the loaded package in the file (`out = runner(values, lengths)` becomes an
+  `if lengths.numel() == 0: out = ... else: out = runner(values, lengths)`), since torch.export
+  would drop it inside `forward`. For indexing the check is on the indexed tensor
+  (`values.numel() == 0`).
+  The empty value is inferred from the return expression: parameters, `index_select`,
+  `gather`, `sum(0)`, `nn.Linear`/`nn.Embedding` layers of `__init__`, arithmetic; for
+  `values.index_select(0, idx)` it is `values.new_zeros((lengths.shape[0], *values.shape[1:]))`.
+  Where it cannot be inferred the editor gets a snippet with a placeholder (for example
+  `torch.zeros(0, self.emb_dim, device=lengths.device)` when the module has an `emb_dim`);
+  the CLI does not apply snippets."""
+    invalid = (
+        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        offsets = torch.cumsum(lengths, 0)\n        return values.sum(0) / offsets[-1]\n",
+        "import torch\n\nclass Last(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        idx = (torch.cumsum(lengths, 0) - 1).clamp(min=0)\n        return values.index_select(0, idx)\n",
+        "import torch\n\nclass Starts(torch.nn.Module):\n    def forward(self, values, offsets):\n"
+        "        return values[offsets[:-1]]\n",
+    )
+    valid = (
+        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        return values.sum(0) / lengths.sum().clamp(min=1)\n",
+        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        offsets = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])\n"
+        "        return values.sum(0) / offsets[-1].clamp(min=1)\n",
+        "import torch\n\nclass Head(torch.nn.Module):\n    def forward(self, hidden_states, attention_mask):\n"
+        "        return hidden_states[:, -1]\n",
+        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
+        "        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n",
+    )
+
+    def summarize(self, ctx):
+        return Model(ctx, self.code).summary() or None
+
+    def check(self, ctx):
+        model = Model(ctx, self.code)
+        for target in model.targets():
+            flow = Flow(ctx, target, model.patterns)
+            if not flow.sites:
+                continue
+            exports = model.exports_of(target)
+            calls = model.call_sites(target) if exports else []
+            pending: list[tuple[Site, list]] = []
+            for site in flow.sites:
+                if exports:
+                    open_calls = [c for c in calls if not _caller_guarded(flow, site, c)]
+                    if calls and not open_calls:
+                        continue
+                    pending.append((site, open_calls))
+                elif not flow.guarded_here(site):
+                    pending.append((site, []))
+            if not pending:
+                continue
+            params = sorted({p for s, _ in pending for p in s.needs}, key=flow.params.index)
+            open_calls = sorted({c.call.start_byte: c for _, cs in pending for c in cs}.values(), key=lambda c: c.call.start_byte)
+            guard, why = None, None
+            try:
+                guard = guard_callers(ctx, model, flow, target, params, open_calls) if exports else guard_top(ctx, flow, target, params)
+            except CannotFix as exc:
+                why = str(exc)
+            for site, opened in pending:
+                try:
+                    better = rewrite(ctx, flow, site)
+                except CannotFix:
+                    better = None
+                message = what_happens(site)
+                related = []
+                if exports:
+                    first = exports[0]
+                    message += (f"; `{target.label}` is exported ({where(ctx, first)}), so a check inside it is dropped: "
+                                "check the input before calling the loaded package")
+                    if opened:
+                        line = ctx.source.lines.line_of(opened[0].call.start_byte) + 1
+                        message += f" (`{short(opened[0].call, 40)}`, line {line}, is not checked)"
+                    related.append(Related(first.start, first.end, f"`{target.key}` exported here", first.path))
+                    if guard is None and better is None and why:
+                        message += f" (no automatic fix: {why})"
+                fix = better or guard
+                alternatives = (guard,) if better is not None and guard is not None else ()
+                yield Finding(self.code, message, site.node.start_byte, site.node.end_byte, fix=fix,
+                              related=related, alternatives=alternatives)
+
+
+def _caller_guarded(flow: Flow, site: Site, call) -> bool:
+    args = caller_args(call) or {p: text(a) for p, a in call.args.items()}
+    scope = call.call
+    while scope.parent is not None and scope.type not in ("function_definition", "module"):
+        scope = scope.parent
+    return flow.covered(site, known_nonempty(call.call, scope), args)
+
+
+RULE = EmptyJaggedInput()

@@ -1,0 +1,123 @@
+"""AOTI202: an empty-input guard inside an exported forward, which torch.export removes."""
+
+from __future__ import annotations
+
+from aoti_lsp.findings import Finding, Related
+from aoti_lsp.fixes.jagged import CannotFix, move_guard
+from aoti_lsp.jagged import Flow, Model, empty_tests, free_identifiers, guard_statements, is_check_call, text, unparen
+from aoti_lsp.rules import Rule
+from aoti_lsp.rules.aoti201 import short, where
+
+
+class GuardDroppedByExport(Rule):
+    code = "AOTI202"
+    name = "guard-dropped-by-export"
+    summary = "An empty-input guard inside an exported forward: torch.export removes it and the package still crashes"
+    triggers = ("forward", "compile", "export")
+    explanation = """\
+`torch.export` traces dynamic dims as if they were >= 2, even with `Dim("B", min=0)` (and it
+refuses an example input of size 0 or 1 on a dynamic dim). A shape test on an input is
+therefore decided while tracing and folded away, without a word:
+
+- `if lengths.numel() == 0: return ...`, `if not lengths.numel()`, `if lengths.shape[0] == 0`,
+  `if len(lengths) == 0`: the branch is dropped;
+- `torch._check(lengths.shape[0] > 0)`: gone;
+- `torch.cond(lengths.shape[0] == 0, ...)`: becomes `if (false)`.
+
+Measured with torch 2.13 on CPU: a model with `if lengths.numel() == 0: return ...` at the
+top of `forward`, exported and compiled with `aoti_compile_and_package`, still segfaults on an
+empty `lengths` (`offsets[-1]` after it). The same guard is effective in eager code and under
+`torch.compile` (a real branch there): those are not reported.
+
+Reported when the class (or function) is exported or AOT-compiled (`torch.export.export`,
+`torch._export.aot_compile`, and `aoti_compile_and_package` of such a program) in the same
+file or anywhere in the workspace.
+
+What works instead: the check in plain Python *around* the compiled model (the caller tests
+`lengths.numel() == 0` before calling the loaded package), or branch-free empty-safe code
+(`lengths.sum()` instead of `cumsum(lengths)[-1]`, offsets with a leading zero; AOTI201 offers
+those rewrites). `AOTI_RUNTIME_CHECK_INPUTS=1` at run time turns the crash into
+`RuntimeError: ... dim value is too small at 0, expected it to be >= 2, but got: 0` (and also
+rejects a batch of 1)."""
+    fix_explanation = """\
+**Move the guard to the callers of the package** (unsafe: `forward` itself no longer checks,
+which changes what eager callers of the model get). Offered when the guard is a statement of
+its own at the top of `forward` that only returns or raises, uses only the inputs (and
+`self`), and the file loads the package of this model (`aoti_load_package` of the path written
+by `aoti_compile_and_package`, or of a path string that names it, also across files) and calls
+it. Every call gets the check, with the parameters replaced by the arguments given:
+`out = runner(values, lengths)` becomes
+`if lengths.numel() == 0: out = <value> else: out = runner(values, lengths)`; a
+`torch._check(...)` becomes a `torch._check` before the call. Where the returned value needs
+`self` and no model instance is in scope at the call, the editor gets a snippet with a
+placeholder. Otherwise no fix: the message says where the check must go."""
+    invalid = (
+        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
+        "        return values.sum(0) / lengths.sum()\n\n"
+        "ep = torch.export.export(Pool(), (torch.randn(4, 8), torch.tensor([1, 3])))\n",
+    )
+    valid = (
+        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
+        "        return values.sum(0) / lengths.sum()\n\n"
+        "compiled = torch.compile(Pool())\n",
+    )
+
+    def summarize(self, ctx):
+        return Model(ctx, self.code).summary() or None
+
+    def check(self, ctx):
+        model = Model(ctx, self.code)
+        for target in model.targets():
+            exports = model.exports_of(target)
+            if not exports:
+                continue
+            flow = Flow(ctx, target, model.patterns)
+            calls = None
+            for node, stmt, form in guard_statements(target):
+                cond = unparen(node) if form != "check" else is_check_call(node)
+                tested = [t for t in empty_tests(cond) if _from_inputs(flow, t.node)]
+                if not tested:
+                    continue
+                first = exports[0]
+                subject = tested[0].text
+                roots = flow.param_roots(tested[0].node)
+                if subject not in flow.params and roots:
+                    subject = roots[0]
+                if calls is None:
+                    calls = model.call_sites(target)
+                there = ""
+                if calls:
+                    line = ctx.source.lines.line_of(calls[0].call.start_byte) + 1
+                    there = f" (`{short(calls[0].call, 40)}`, line {line})"
+                what = {"if": f"`{short(node)}` in `{target.label}`",
+                        "check": f"`{short(node)}` in `{target.label}`",
+                        "cond": f"`torch.cond` on `{short(node)}` in `{target.label}`"}[form]
+                how = ("is decided by torch.export (dynamic dims are traced as >= 2: cond becomes `if (false)`)"
+                       if form == "cond" else
+                       "is removed by torch.export (dynamic dims are traced as >= 2, the check is folded away)")
+                message = (f"{what} {how}: the package of `{target.key}` (exported {where(ctx, first)}) still crashes "
+                           f"on an empty `{subject}`. Check `{subject}` before calling the loaded package{there}, "
+                           "or make the code empty-safe")
+                fix = None
+                try:
+                    fix = move_guard(ctx, model, flow, target, stmt, form)
+                except CannotFix:
+                    pass
+                related = [Related(e.start, e.end, f"`{target.key}` exported here", e.path) for e in exports[:3]]
+                yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, related=related)
+
+
+def _from_inputs(flow: Flow, node) -> bool:
+    """The tested tensor is (computed from) an input of the function."""
+    if node is None:
+        return False
+    for ident in free_identifiers(node):
+        name = text(ident)
+        if name in flow.params or (name in flow.assigns and flow.param_roots(ident)):
+            return True
+    return False
+
+
+RULE = GuardDroppedByExport()
