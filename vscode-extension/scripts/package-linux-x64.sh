@@ -10,6 +10,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 repo="$(cd "$here/.." && pwd)"
 python="${PYTHON:-python3}"
 cd "$here"
+# pip without the noise of find-links folders that some machines' pip.conf names but lack
+pip() { "$python" -m pip "$@" 2> >(grep -v '^WARNING: Location' >&2); }
 
 rm -rf bundled/libs
 mkdir -p bundled/libs
@@ -17,9 +19,9 @@ wheels="$(mktemp -d)"
 trap 'rm -rf "$wheels"' EXIT
 
 # The server itself is pure Python: build its wheel from the repository.
-"$python" -m pip wheel --quiet --no-deps --wheel-dir "$wheels" "$repo"
+pip wheel --quiet --no-deps --wheel-dir "$wheels" "$repo"
 # Its dependencies for the target platform, whatever the build machine is.
-"$python" -m pip install --quiet --no-compile --target bundled/libs \
+pip install --quiet --no-compile --target bundled/libs \
     --implementation cp --python-version 3.11 --abi cp311 \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     --only-binary=:all: "$wheels"/aoti_lsp-*.whl

@@ -1,4 +1,4 @@
--- Drives Neovim 0.7 like a person: the user's config (the docs/editors.md snippet, loaded with -u)
+-- Drives Neovim (0.7, and 0.11+) like a person: the user's config (the docs/editors.md snippet, loaded with -u)
 -- has started aoti-lsp for the opened file; wait for its diagnostics, open the code actions on the
 -- flagged line, pick the migration, save. Everything seen goes to $AOTI_RESULT as JSON;
 -- the pytest side judges it.
@@ -49,7 +49,8 @@ local ok, err = pcall(function()
   end
   result.diagnostics = aoti_diagnostics(buf)
   result.clients = {}
-  for _, c in pairs(vim.lsp.buf_get_clients(buf)) do
+  local clients = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = buf }) or vim.lsp.buf_get_clients(buf)
+  for _, c in pairs(clients) do
     table.insert(result.clients, c.name)
   end
   step("diagnostics")
@@ -68,12 +69,13 @@ local ok, err = pcall(function()
   vim.api.nvim_win_set_cursor(0, { target.lnum + 1, target.col })
 
   -- 0.7 has no code_action{apply=true}: answer the selection menu like a person would.
+  -- Items are {client_id, action} in 0.7, {action = ..., ctx = ...} from 0.10 on.
   local chosen = false
   vim.ui.select = function(items, _, on_choice)
     result.actions = {}
     local pick
     for i, item in ipairs(items) do
-      local action = item[2]
+      local action = item.action or item[2]
       table.insert(result.actions, { title = action.title, kind = action.kind })
       if pick == nil and action.title:match("^aoti%-lsp %(AOTI001%): Migrate") then
         pick = i
