@@ -501,9 +501,9 @@ class Model:
             out.append((call, key, self.path_value(kw.get("package_path"))))
         return out
 
-    def path_value(self, node: Node | None) -> str | None:
+    def path_value(self, node: Node | None, depth: int = 0) -> str | None:
         """A path as a string literal, a constant of this file, or a parameter's default."""
-        if node is None:
+        if node is None or depth > 4:
             return None
         node = unparen(node)
         literal = string_value(node)
@@ -514,12 +514,12 @@ class Model:
         if b is None:
             return None
         if b.value is not None:
-            return string_value(b.value)
+            return self.path_value(b.value, depth + 1)
         scope = names.scope_of(node).node
         params = scope.child_by_field_name("parameters") if scope.type == "function_definition" else None
         for p in params.named_children if params is not None else ():
             if p.type in ("default_parameter", "typed_default_parameter") and text(p.child_by_field_name("name")) == text(node):
-                return string_value(p.child_by_field_name("value"))
+                return self.path_value(p.child_by_field_name("value"), depth + 1)
         return None
 
     def _export_key(self, node: Node, depth: int = 0) -> str | None:

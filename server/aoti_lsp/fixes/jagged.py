@@ -170,11 +170,12 @@ class Shapes:
             a, b = self.of(left, depth + 1), self.of(right, depth + 1)
             if a is None or b is None:
                 return None
-            if not b.dims:
+            # broadcasting, where one shape is the trailing part of the other
+            if len(b.dims) <= len(a.dims) and a.dims[len(a.dims) - len(b.dims):] == b.dims:
                 return a
-            if not a.dims:
+            if len(a.dims) < len(b.dims) and b.dims[len(b.dims) - len(a.dims):] == a.dims:
                 return b
-            return a if a.dims == b.dims else None
+            return None
         if t == "unary_operator":
             return self.of(node.named_children[-1], depth + 1)
         if t == "subscript":
@@ -206,8 +207,14 @@ class Shapes:
         qual = self.ctx.names.resolve(func) if func.type in ("identifier", "attribute") else None
         if qual is not None and qual.startswith("torch.") and qual.count(".") == 1:
             name = qual.split(".")[1]
-            if name in ("zeros", "ones", "empty", "full"):
-                return None  # not a crash site's value: nothing to infer from
+            if name in ("zeros", "ones", "empty"):
+                sizes = pos
+                if len(pos) == 1 and unparen(pos[0]).type in ("tuple", "list"):
+                    sizes = unparen(pos[0]).named_children
+                if not sizes or any(unparen(d).type == "list_splat" for d in sizes):
+                    return None
+                dtype = text(kw["dtype"]) if "dtype" in kw else None
+                return Shape([("d", text(d)) for d in sizes], None, dtype)
             if name == "segment_reduce":
                 data = pos[0] if pos else kw.get("data")
                 lengths = kw.get("lengths")
@@ -400,23 +407,37 @@ def empty_value(ctx, flow: Flow, target: Target, guard: list[str]) -> Code:
     ret = final_return(target)
     if ret is None or ret.named_child_count != 1:
         return Code.of(guess, True)
+
+    def one(item: Node) -> Code:
+        shape = shapes.of(item)
+        if shape is None:
+            return Code.of(guess, True)
+        rendered = render_zeros(shape, zero, device)
+        return Code.of(rendered) if _only_inputs_in(rendered, flow) else Code.of(guess, True)
+
     expr = unparen(ret.named_children[0])
     if expr.type not in ("expression_list", "tuple"):
-        shape = shapes.of(expr)
-        return Code.of(render_zeros(shape, zero, device)) if shape is not None else Code.of(guess, True)
+        return one(expr)
     items = [i for i in expr.named_children if i.type != "comment"]
     code = Code.of("(")
     for i, item in enumerate(items):
-        shape = shapes.of(item)
-        if i:
-            code = code + ", "
-        code = code + (Code.of(render_zeros(shape, zero, device)) if shape is not None else Code.of(guess, True))
+        code = (code + ", " if i else code) + one(item)
     return code + ("," if len(items) == 1 else "") + ")"
+
+
+def _only_inputs_in(code: str, flow: Flow) -> bool:
+    """The value can be computed before the function body runs: only inputs, `self`, torch."""
+    tree = parser().parse(code.encode())
+    return not tree.root_node.has_error and all(
+        text(i) in flow.params or text(i) in ("self", "torch", "max")
+        for i in free_identifiers(tree.root_node))
 
 
 # -- substitution of parameters by call-site arguments --------------------------------------
 def substitute(code: str, mapping: dict[str, str]) -> str | None:
     """`code` with identifiers replaced per `mapping`; None when it uses `self` unmapped."""
+    if not any(c.isalpha() or c == "_" for c in code):
+        return code  # punctuation between parts of a value
     tree = parser().parse(code.encode())
     if tree.root_node.has_error:
         return None

@@ -26,10 +26,12 @@ def what_happens(site: Site) -> str:
     x, roots = short(site.node), _roots(site)
     if site.kind == "last":
         return (f"`{x}` reads the last element of a tensor that is empty when jagged input {roots} is empty: "
-                "eager raises `IndexError`, an AOTI package reads out of bounds (segfault)")
+                "eager raises `IndexError`, an AOTI package reads out of bounds wherever the value is used "
+                "(a segfault when it feeds a result that does not shrink with the batch)")
     if site.kind == "tail":
-        return (f"`{x}` slices a tensor that is empty when jagged input {roots} is empty: "
-                "an AOTI package reads out of bounds (segfault; eager returns an empty slice)")
+        return (f"`{x}` slices a tensor that is empty when jagged input {roots} is empty: eager returns an empty "
+                "slice, an AOTI package reads out of bounds wherever the value is used (a segfault when it feeds "
+                "a result that does not shrink with the batch)")
     if site.kind == "head":
         return (f"`{x}` has size -1 in an AOTI package when jagged input {roots} is empty: a tensor sized or "
                 "indexed by it fails with `RuntimeError: Trying to create tensor with negative dimension -1` "
@@ -42,9 +44,10 @@ def what_happens(site: Site) -> str:
     bounded = " / ".join(f"`{n}`" for n in site.needs)
     tensor = site.tensor.text.decode()
     what = f"indexes {bounded}" if tensor in site.needs else f"indexes a tensor sized by {bounded}"
+    eager = "IndexError" if site.op in ("take", "indexing") else "RuntimeError"
     return (f"`{x}` {what} with indices computed from jagged input {roots}: when there are no values "
             "(N = 0, e.g. every length is 0) an AOTI package fails with `RuntimeError: index out of bounds: "
-            "0 <= tmpN < ksM` (eager: `IndexError`)")
+            f"0 <= tmpN < ksM` (eager: `{eager}`)")
 
 
 def where(ctx, export) -> str:
@@ -71,11 +74,11 @@ torch 2.13 on CPU:
 
 | code in `forward` | eager, empty input | AOTI package, empty input |
 |---|---|---|
-| `offsets = cumsum(lengths, 0); offsets[-1]` | `IndexError` | **segfault** (reads `in_ptr[ks - 1]`) |
-| `offsets[-1:]` | empty slice | **segfault** |
+| `offsets = cumsum(lengths, 0); offsets[-1]` feeding a result that does not shrink with the batch | `IndexError` | **segfault** (reads `in_ptr[ks - 1]`) |
+| `offsets[-1:]`, same | empty slice | **segfault** |
 | `values[offsets[:-1]]` | works | `RuntimeError: Trying to create tensor with negative dimension -1` |
 | `lengths.max()` | `RuntimeError` | no error: returns -9223372036854775808 (int64) or -inf |
-| `index_select` / `gather` / `index_copy` / `take` / `values[idx]` with indices from the lengths, N = 0 | `IndexError` | `RuntimeError: index out of bounds: 0 <= tmpN < ksM` |
+| `index_select` / `gather` / `index_copy` / `take` / `values[idx]` with indices from the lengths, N = 0 | `RuntimeError` (`IndexError` for `take` and `values[idx]`) | `RuntimeError: index out of bounds: 0 <= tmpN < ksM` |
 | `lengths.sum()`, leading-zero offsets, `repeat_interleave(..., output_size=N)` + `index_add`, `segment_reduce` | works | works |
 
 The error text names the kernel (`Exception raised from cpp_fused_... at ....kernel.cpp:<line>`),

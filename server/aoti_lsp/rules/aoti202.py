@@ -12,7 +12,7 @@ from aoti_lsp.rules.aoti201 import short, where
 class GuardDroppedByExport(Rule):
     code = "AOTI202"
     name = "guard-dropped-by-export"
-    summary = "An empty-input guard inside an exported forward: torch.export removes it and the package still crashes"
+    summary = "An empty-input guard inside an exported forward: torch.export removes it, the package runs on empty input anyway"
     triggers = ("forward", "compile", "export")
     explanation = """\
 `torch.export` traces dynamic dims as if they were >= 2, even with `Dim("B", min=0)` (and it
@@ -97,9 +97,10 @@ placeholder. Otherwise no fix: the message says where the check must go."""
                 how = ("is decided by torch.export (dynamic dims are traced as >= 2: cond becomes `if (false)`)"
                        if form == "cond" else
                        "is removed by torch.export (dynamic dims are traced as >= 2, the check is folded away)")
-                message = (f"{what} {how}: the package of `{target.key}` (exported {where(ctx, first)}) still crashes "
-                           f"on an empty `{subject}`. Check `{subject}` before calling the loaded package{there}, "
-                           "or make the code empty-safe")
+                outcome = (f"still crashes on an empty `{subject}` (AOTI201 says where)" if flow.sites else
+                           f"runs the rest of `forward` on an empty `{subject}` anyway")
+                message = (f"{what} {how}: the package of `{target.key}` (exported {where(ctx, first)}) {outcome}. "
+                           f"Check `{subject}` before calling the loaded package{there}, or make the code empty-safe")
                 fix = None
                 try:
                     fix = move_guard(ctx, model, flow, target, stmt, form)
