@@ -1,0 +1,95 @@
+"""Findings -> LSP diagnostics and edits. The fix travels inside Diagnostic.data (ruff's
+AssociatedDiagnosticData), so a code action is a pure function of what the client sends back."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from lsprotocol import types
+
+from aoti_lsp.findings import Edit, Finding, Severity
+from aoti_lsp.noqa import add_code
+from aoti_lsp.positions import LineIndex
+from aoti_lsp.rules import rule_by_code
+from aoti_lsp.source import Source
+
+SOURCE = "aoti-lsp"
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+}
+_PLACEHOLDER = re.compile(r"\$\{\d+:([^}]*)\}|\$\d+")
+
+
+def lsp_range(lines: LineIndex, start: int, end: int, encoding: str) -> types.Range:
+    (sl, sc), (el, ec) = lines.position(start, encoding), lines.position(end, encoding)
+    return types.Range(types.Position(sl, sc), types.Position(el, ec))
+
+
+def text_edits(lines: LineIndex, edits, encoding: str, snippets: bool = False) -> list[dict]:
+    """Plain dicts (they ride in Diagnostic.data); placeholders are dropped for clients without snippets."""
+    out = []
+    for e in edits:
+        text = e.text if snippets else _PLACEHOLDER.sub(lambda m: m.group(1) or "", e.text)
+        r = lsp_range(lines, e.start, e.end, encoding)
+        out.append({"range": {"start": {"line": r.start.line, "character": r.start.character},
+                              "end": {"line": r.end.line, "character": r.end.character}},
+                    "newText": text})
+    return out
+
+
+def noqa_edit(source: Source, finding: Finding, encoding: str) -> dict:
+    line = source.lines.line_of(finding.start)
+    raw = source.lines.line_bytes(line)
+    body = raw[:-1] if raw.endswith(b"\r") else raw
+    start = source.lines.starts[line]
+    new = add_code(body.decode("utf-8"), finding.code)
+    return text_edits(source.lines, [Edit(start, start + len(body), new)], encoding)[0]
+
+
+def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_lines=None) -> types.Diagnostic:
+    rule = rule_by_code(finding.code)
+    data = {"code": finding.code, "noqa": noqa_edit(source, finding, encoding)}
+    if finding.fix is not None:
+        data["fix"] = {
+            "title": finding.fix.title,
+            "applicability": finding.fix.applicability.value,
+            "snippet": finding.fix.snippet and caps.snippet_edits,
+            "edits": text_edits(source.lines, finding.fix.edits, encoding, snippets=caps.snippet_edits),
+        }
+    tags = []
+    if finding.deprecated:
+        tags.append(types.DiagnosticTag.Deprecated)
+    if finding.unnecessary:
+        tags.append(types.DiagnosticTag.Unnecessary)
+    related = None
+    if caps.related_information and finding.related:
+        related = []
+        for r in finding.related:
+            if r.path is None:
+                uri, lines = _uri(source.path), source.lines
+            else:
+                uri, lines = _uri(r.path), (other_lines(r.path) if other_lines else None)
+            if lines is None:
+                continue
+            related.append(types.DiagnosticRelatedInformation(
+                location=types.Location(uri, lsp_range(lines, r.start, r.end, encoding)), message=r.message))
+    return types.Diagnostic(
+        range=lsp_range(source.lines, finding.start, finding.end, encoding),
+        message=finding.message,
+        severity=_SEVERITY[finding.severity],
+        code=finding.code,
+        code_description=types.CodeDescription(href=rule.url) if rule else None,
+        source=SOURCE,
+        tags=tags or None,
+        related_information=related or None,
+        data=data,
+    )
+
+
+def _uri(path: str) -> str:
+    from pygls.uris import from_fs_path
+
+    return from_fs_path(os.path.abspath(path)) or path

@@ -1,0 +1,447 @@
+"""aoti-lsp language server: one LanguageServer subclass owns the state, handlers stay small."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import asyncio
+from enum import Enum
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from aoti_lsp import __version__
+from aoti_lsp import config as configmod
+from aoti_lsp.engine import Result, analyze
+from aoti_lsp.files import discover
+from aoti_lsp.fixer import fix_source
+from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+from aoti_lsp.lsp.convert import SOURCE, diagnostic, lsp_range
+from aoti_lsp.lsp.documents import Document
+from aoti_lsp.lsp.protocol import Protocol
+from aoti_lsp.positions import LineIndex
+from aoti_lsp.project import Project, summarize, summarizers
+from aoti_lsp.rules import all_rules, rule_by_code
+from aoti_lsp.source import Source, SourceError, decode_check
+
+log = logging.getLogger("aoti_lsp.server")
+
+
+class ActionKind(str, Enum):
+    """Every code action kind the server offers (ruff's SupportedCodeAction)."""
+
+    QUICKFIX = types.CodeActionKind.QuickFix.value
+    FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.aoti-lsp"
+    MIGRATE_ALL = f"{types.CodeActionKind.Source.value}.migrate.aoti-lsp"
+
+    def requested(self, only: list[str] | None) -> bool:
+        # `only: ["source"]` asks for every source.* action; prefixes match, as in ruff
+        return not only or any(self.value == k or self.value.startswith(k + ".") for k in only)
+
+
+def safe(handler):
+    """A failing handler logs and answers nothing: the server keeps serving."""
+
+    @functools.wraps(handler)
+    def wrapper(ls: "AotiServer", params):
+        try:
+            return handler(ls, params)
+        except Exception as exc:
+            log.exception("%s failed", handler.__name__)
+            ls.window_log_message(types.LogMessageParams(types.MessageType.Error, f"aoti-lsp: {handler.__name__} failed: {exc!r}"))
+            return None
+
+    return wrapper
+
+
+class AotiServer(LanguageServer):
+    def __init__(self):
+        super().__init__("aoti-lsp", __version__, protocol_cls=Protocol)
+        self.caps = ResolvedClientCapabilities()
+        self.docs: dict[str, Document] = {}
+        self.settings: dict = {}
+        self.project = Project()
+        self._results: dict[str, tuple[tuple, Result]] = {}
+        self.roots: list[str] = []
+        self.generation = 0  # bumps when settings or config files change: part of result ids
+
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def encoding(self) -> str:
+        enc = self.workspace.position_encoding
+        return getattr(enc, "value", enc) or "utf-16"
+
+    def config_for(self, path: str) -> configmod.Config:
+        try:
+            cfg = configmod.load(path)
+        except configmod.ConfigError as exc:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, str(exc)))
+            cfg = configmod.Config()
+        return cfg.with_overrides(select=self.settings.get("select"), ignore=self.settings.get("ignore"))
+
+    def result(self, doc: Document) -> Result:
+        cfg = self.config_for(doc.path)
+        key = (doc.version, id(doc.tree), self.project.version, cfg)
+        cached = self._results.get(doc.uri)
+        if cached and cached[0] == key:
+            return cached[1]
+        result = analyze(doc.source(), cfg, project=self.project)
+        for err in result.errors:
+            self.window_log_message(types.LogMessageParams(types.MessageType.Error, err))
+        self._results[doc.uri] = (key, result)
+        return result
+
+    def diagnostics(self, doc: Document) -> list[types.Diagnostic]:
+        source = doc.source()
+        return [diagnostic(source, f, self.encoding, self.caps, self.lines_of) for f in self.result(doc).findings]
+
+    def lines_of(self, path: str) -> LineIndex | None:
+        for doc in self.docs.values():
+            if os.path.abspath(doc.path) == os.path.abspath(path):
+                return doc.lines
+        try:
+            with open(path, "rb") as fh:
+                return LineIndex(fh.read())
+        except OSError:
+            return None
+
+    def publish(self, doc: Document) -> None:
+        if not self.caps.pull_diagnostics:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(doc.uri, self.diagnostics(doc), doc.version))
+
+    def refresh_all(self) -> None:
+        if self.caps.pull_diagnostics:
+            if self.caps.diagnostic_refresh:
+                self.workspace_diagnostic_refresh(None)
+        else:
+            for doc in list(self.docs.values()):
+                self.publish(doc)
+
+    def update_summary(self, path: str, source: Source | None) -> bool:
+        summary = summarize(source, self.config_for(path)) if source is not None else {}
+        return self.project.update(os.path.abspath(path), summary)
+
+    def is_open(self, path: str) -> bool:
+        return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
+
+    async def index_workspace(self) -> None:
+        """Summaries of every workspace file holding a cross-file rule's trigger. Runs on the
+        event loop, yielding between files, so edits and requests are served meanwhile."""
+        rules = summarizers()
+        if not rules:
+            return
+        triggers = tuple({t.encode() for r in rules for t in r.triggers})
+        changed = False
+        for root in self.roots:
+            files, _ = discover([root], self.config_for(root))
+            for path in files:
+                await asyncio.sleep(0)
+                if self.is_open(path):
+                    continue  # the editor's buffer wins over the disk
+                try:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                    if not any(t in data for t in triggers):
+                        continue
+                    decode_check(data)
+                except (OSError, SourceError):
+                    continue
+                changed |= self.update_summary(path, Source(data, os.path.abspath(path)))
+        if changed:
+            self.refresh_all()
+
+
+server = AotiServer()
+
+
+def _settings(raw) -> dict:
+    if not isinstance(raw, dict):
+        return {}
+    raw = raw.get("settings", raw)
+    raw = raw.get("aoti-lsp", raw) if isinstance(raw, dict) else {}
+    out = {}
+    for key in ("select", "ignore"):
+        value = raw.get(key)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value) and value:
+            out[key] = [v.upper() for v in value]
+    if raw.get("run") in ("onType", "onSave"):
+        out["run"] = raw["run"]
+    return out
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: AotiServer, params: types.InitializeParams):
+    ls.caps = ResolvedClientCapabilities.resolve(params.capabilities)
+    ls.settings = _settings(params.initialization_options)
+    folders = [to_fs_path(f.uri) for f in params.workspace_folders or []]
+    if not folders and params.root_uri:
+        folders = [to_fs_path(params.root_uri)]
+    ls.roots = [f for f in folders if f and os.path.isdir(f)]
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: AotiServer, params):
+    if ls.caps.watched_files_dynamic:
+        ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
+            id="aoti-lsp-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                types.FileSystemWatcher(glob_pattern="**/*.py"),
+                types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+            ]))]))
+    asyncio.ensure_future(ls.index_workspace())
+
+
+def _open(ls: AotiServer, uri: str, text: str, version) -> Document:
+    path = to_fs_path(uri) or uri
+    doc = Document(uri, path, text, version)
+    ls.docs[uri] = doc
+    return doc
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+@safe
+def did_open(ls: AotiServer, params: types.DidOpenTextDocumentParams):
+    td = params.text_document
+    if td.language_id not in ("python", "") and not td.uri.endswith((".py", ".pyi")):
+        return
+    doc = _open(ls, td.uri, td.text, td.version)
+    if ls.update_summary(doc.path, doc.source()):
+        ls.refresh_all()
+    else:
+        ls.publish(doc)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+@safe
+def did_change(ls: AotiServer, params: types.DidChangeTextDocumentParams):
+    doc = ls.docs.get(params.text_document.uri)
+    if doc is None:
+        return
+    doc.apply(params.content_changes, params.text_document.version, ls.encoding)
+    if ls.settings.get("run", "onType") == "onType":
+        if ls.update_summary(doc.path, doc.source()):
+            ls.refresh_all()
+        else:
+            ls.publish(doc)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+@safe
+def did_save(ls: AotiServer, params: types.DidSaveTextDocumentParams):
+    doc = ls.docs.get(params.text_document.uri)
+    if doc is None:
+        return
+    if ls.update_summary(doc.path, doc.source()):
+        ls.refresh_all()
+    else:
+        ls.publish(doc)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+@safe
+def did_close(ls: AotiServer, params: types.DidCloseTextDocumentParams):
+    doc = ls.docs.pop(params.text_document.uri, None)
+    ls._results.pop(params.text_document.uri, None)
+    if doc is not None and not ls.caps.pull_diagnostics:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(params.text_document.uri, []))
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_DIAGNOSTIC,
+    types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False),
+)
+def pull_diagnostics(ls: AotiServer, params: types.DocumentDiagnosticParams):
+    doc = ls.docs.get(params.text_document.uri)
+    if doc is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    cfg = hash(ls.config_for(doc.path))  # an edited pyproject.toml changes the id too
+    result_id = f"{doc.version}:{id(doc.tree)}:{ls.project.version}:{ls.generation}:{cfg}"
+    if params.previous_result_id == result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+    try:
+        items = ls.diagnostics(doc)
+    except Exception as exc:  # keep serving: an empty report and a log line
+        log.exception("diagnostics failed")
+        ls.window_log_message(types.LogMessageParams(types.MessageType.Error, f"aoti-lsp: diagnostics failed: {exc!r}"))
+        items = []
+    return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+@safe
+def did_change_configuration(ls: AotiServer, params: types.DidChangeConfigurationParams):
+    ls.settings = _settings(params.settings)
+    ls.generation += 1
+    ls._results.clear()
+    ls.refresh_all()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+@safe
+def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFilesParams):
+    changed = False
+    for event in params.changes:
+        path = to_fs_path(event.uri)
+        if not path:
+            continue
+        if path.endswith("pyproject.toml"):
+            changed = True  # configs are cached by mtime: the next analysis reloads
+            continue
+        if ls.is_open(path):
+            continue  # open documents are tracked from the editor's buffer
+        source = None
+        if event.type != types.FileChangeType.Deleted and os.path.isfile(path):
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                decode_check(data)
+                source = Source(data, os.path.abspath(path))
+            except (OSError, SourceError):
+                source = None
+        changed |= ls.update_summary(path, source)
+    if changed:
+        ls.generation += 1
+        ls._results.clear()
+        ls.refresh_all()
+
+
+# -- code actions ---------------------------------------------------------------------------
+def _whole_edit(doc: Document, new: bytes, encoding: str) -> list[types.TextEdit]:
+    """One edit covering only the changed middle (common prefix/suffix kept): cursors stay put."""
+    old = doc.data
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    # never split a UTF-8 sequence
+    while 0 < start < len(old) and (old[start] & 0xC0) == 0x80:
+        start -= 1
+    while end_old < len(old) and (old[end_old] & 0xC0) == 0x80:
+        end_old += 1
+        end_new += 1
+    rng = lsp_range(doc.lines, start, end_old, encoding)
+    return [types.TextEdit(rng, new[start:end_new].decode("utf-8"))]
+
+
+def _workspace_edit(ls: AotiServer, doc: Document, edits: list) -> types.WorkspaceEdit:
+    te = [e if isinstance(e, types.TextEdit) else types.TextEdit(
+        types.Range(types.Position(**e["range"]["start"]), types.Position(**e["range"]["end"])), e["newText"]) for e in edits]
+    if ls.caps.document_changes:
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+            types.OptionalVersionedTextDocumentIdentifier(doc.uri, doc.version), te)])
+    return types.WorkspaceEdit(changes={doc.uri: te})
+
+
+def _fix_all(ls: AotiServer, doc: Document, unsafe: bool, codes: list[str] | None = None):
+    cfg = ls.config_for(doc.path)
+    if codes:
+        cfg = cfg.with_overrides(select=codes)
+    fixed = fix_source(doc.source(), cfg, unsafe=unsafe, project=ls.project)
+    if fixed.data == doc.data:
+        return None
+    return _workspace_edit(ls, doc, _whole_edit(doc, fixed.data, ls.encoding))
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[k.value for k in ActionKind], resolve_provider=True),
+)
+@safe
+def code_action(ls: AotiServer, params: types.CodeActionParams):
+    doc = ls.docs.get(params.text_document.uri)
+    if doc is None:
+        return None
+    only = params.context.only
+    actions: list[types.CodeAction] = []
+    ours = [d for d in params.context.diagnostics if d.source == SOURCE and isinstance(d.data, dict)]
+    if ActionKind.QUICKFIX.requested(only):
+        for diag in ours:
+            code, fix = diag.data.get("code"), diag.data.get("fix")
+            if fix and fix.get("edits"):
+                actions.append(types.CodeAction(
+                    title=f"aoti-lsp ({code}): {fix['title']}",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    is_preferred=fix.get("applicability") == "safe" or None,
+                    edit=_workspace_edit(ls, doc, fix["edits"]),
+                ))
+        for diag in ours:
+            code, noqa = diag.data.get("code"), diag.data.get("noqa")
+            if noqa:
+                actions.append(types.CodeAction(
+                    title=f"aoti-lsp ({code}): Disable for this line",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    edit=_workspace_edit(ls, doc, [noqa]),
+                ))
+        deprecated = sorted({d.data.get("code") for d in ours if d.tags and types.DiagnosticTag.Deprecated in d.tags})
+        if deprecated:
+            actions.append(types.CodeAction(
+                title="aoti-lsp: Migrate every deprecated AOTI call in this file",
+                kind=types.CodeActionKind.QuickFix,
+                data={"uri": doc.uri, "version": doc.version, "action": "migrate"},
+            ))
+    if ActionKind.FIX_ALL.requested(only):
+        actions.append(types.CodeAction(
+            title="aoti-lsp: Fix all auto-fixable problems", kind=ActionKind.FIX_ALL.value,
+            data={"uri": doc.uri, "version": doc.version, "action": "fixAll"}))
+    if ActionKind.MIGRATE_ALL.requested(only) and only:
+        actions.append(types.CodeAction(
+            title="aoti-lsp: Migrate every deprecated AOTI call in this file", kind=ActionKind.MIGRATE_ALL.value,
+            data={"uri": doc.uri, "version": doc.version, "action": "migrate"}))
+    if not ls.caps.resolve_code_action_edits:
+        actions = [a if a.edit or not a.data else code_action_resolve(ls, a) for a in actions]
+        actions = [a for a in actions if a.edit is not None]
+    return actions
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+@safe
+def code_action_resolve(ls: AotiServer, action: types.CodeAction):
+    """The expensive edits (fix-all runs every fix, libcst included) are built only here."""
+    data = action.data if isinstance(action.data, dict) else {}
+    doc = ls.docs.get(data.get("uri", ""))
+    if doc is None or data.get("version") != doc.version:
+        return action  # stale: the client asks again with the new version
+    if data.get("action") == "fixAll":
+        action.edit = _fix_all(ls, doc, unsafe=False)
+    elif data.get("action") == "migrate":
+        codes = [r.code for r in all_rules() if r.deprecated]
+        action.edit = _fix_all(ls, doc, unsafe=True, codes=codes)
+    return action
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+@safe
+def hover(ls: AotiServer, params: types.HoverParams):
+    doc = ls.docs.get(params.text_document.uri)
+    if doc is None:
+        return None
+    at = doc.lines.offset(params.position.line, params.position.character, ls.encoding)
+    for f in ls.result(doc).findings:
+        if f.start <= at <= f.end:
+            rule = rule_by_code(f.code)
+            lines = [f"**aoti-lsp {f.code}** ({rule.name if rule else ''})", "", f.message]
+            if f.fix is not None:
+                lines += ["", f"Fix ({f.fix.applicability.value}): {f.fix.title}"]
+                if rule is not None and rule.deprecated:
+                    lines += ["", "Replacement:", "```python", *(e.text for e in f.fix.edits if e.text.strip()), "```"]
+            if rule is not None:
+                lines += ["", f"[{f.code} documentation]({rule.url})"]
+            kind = types.MarkupKind.Markdown if ls.caps.hover_markdown else types.MarkupKind.PlainText
+            return types.Hover(types.MarkupContent(kind, "\n".join(lines)), lsp_range(doc.lines, f.start, f.end, ls.encoding))
+    return None
+
+
+def serve() -> None:
+    level = os.environ.get("AOTI_LSP_LOG", "WARNING")
+    logging.basicConfig(level=level, format="aoti-lsp %(levelname)s %(message)s")
+    if "AOTI_LSP_LOG" not in os.environ:
+        logging.getLogger("pygls").setLevel(logging.ERROR)  # e.g. "Cancel notification for unknown message id"
+    server.start_io()

@@ -1,0 +1,68 @@
+import asyncio
+
+from lsprotocol import types
+
+
+def is_pull(client) -> bool:
+    return client.capabilities.text_document.diagnostic is not None
+
+
+def encoding(client) -> str:
+    general = client.capabilities.general
+    encs = (general.position_encodings if general else None) or ["utf-16"]
+    return encs[0]
+
+
+async def open_doc(client, path, text, version=1):
+    path.write_text(text, "utf-8")
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
+    return uri
+
+
+async def diagnostics(client, uri, min_version=None, timeout=10.0):
+    """The current diagnostics of a document, pulled or pushed as the profile does."""
+    if is_pull(client):
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri)))
+        return list(report.items)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        if uri in client.diagnostics:
+            return list(client.diagnostics[uri])
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    raise AssertionError(f"no diagnostics published for {uri}")
+
+
+async def next_push(client, uri, timeout=10.0):
+    client.diagnostics.pop(uri, None)
+    return await asyncio.wait_for(diagnostics(client, uri), timeout)
+
+
+def apply_edits(text: str, edits, enc: str) -> str:
+    """Applies LSP TextEdits (in the negotiated encoding) to text: the client's side of the deal."""
+    lines = text.split("\n")
+
+    def offset(pos):
+        line = lines[pos.line] if pos.line < len(lines) else ""
+        before = sum(len(l) + 1 for l in lines[: pos.line])
+        count, i = 0, 0
+        while i < len(line) and count < pos.character:
+            ch = line[i]
+            count += {"utf-8": len(ch.encode()), "utf-16": 2 if ord(ch) > 0xFFFF else 1, "utf-32": 1}[enc]
+            i += 1
+        return before + i
+
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        s, t = offset(e.range.start), offset(e.range.end)
+        text = text[:s] + e.new_text + text[t:]
+    return text
+
+
+def edits_of(action, uri):
+    edit = action.edit
+    if edit.document_changes:
+        return [e for dc in edit.document_changes for e in dc.edits]
+    return edit.changes[uri]
