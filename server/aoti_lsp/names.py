@@ -134,15 +134,15 @@ class Names:
         return ".".join([base, *parts[1:]])
 
     def module_aliases(self, qualnames: set[str]) -> set[str]:
-        """Module-level names bound to one of `qualnames` (or a parent module of one):
-        extra tokens a rule must look for, since `load(p, "cpu")` never spells aot_load."""
-        prefixes = {q.rsplit(".", i)[0] for q in qualnames for i in range(q.count(".") + 1)}
+        """Module-level names bound to exactly one of `qualnames`: extra tokens a rule must
+        look for, since `load(p, "cpu")` never spells aot_load. A module alias (`te` for
+        torch._export) needs no token: `te.aot_load(...)` spells the final name itself."""
         out = set()
         for name, bindings in self.module.bindings.items():
             for b in bindings:
                 target = b.target if b.kind == IMPORT else (
                     self.resolve(b.value) if b.kind == ALIAS and b.value is not None else None)
-                if target in prefixes:
+                if target in qualnames:
                     out.add(name)
         return out
 

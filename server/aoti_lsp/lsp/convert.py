@@ -49,16 +49,22 @@ def noqa_edit(source: Source, finding: Finding, encoding: str) -> dict:
     return text_edits(source.lines, [Edit(start, start + len(body), new)], encoding)[0]
 
 
+def fix_data(source: Source, fix, encoding: str, caps) -> dict:
+    return {
+        "title": fix.title,
+        "applicability": fix.applicability.value,
+        "snippet": fix.snippet and caps.snippet_edits,
+        "edits": text_edits(source.lines, fix.edits, encoding, snippets=caps.snippet_edits),
+    }
+
+
 def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_lines=None) -> types.Diagnostic:
     rule = rule_by_code(finding.code)
     data = {"code": finding.code, "noqa": noqa_edit(source, finding, encoding)}
     if finding.fix is not None:
-        data["fix"] = {
-            "title": finding.fix.title,
-            "applicability": finding.fix.applicability.value,
-            "snippet": finding.fix.snippet and caps.snippet_edits,
-            "edits": text_edits(source.lines, finding.fix.edits, encoding, snippets=caps.snippet_edits),
-        }
+        data["fix"] = fix_data(source, finding.fix, encoding, caps)
+    if finding.alternatives:
+        data["alternatives"] = [fix_data(source, f, encoding, caps) for f in finding.alternatives]
     tags = []
     if finding.deprecated:
         tags.append(types.DiagnosticTag.Deprecated)

@@ -329,9 +329,15 @@ def _whole_edit(doc: Document, new: bytes, encoding: str) -> list[types.TextEdit
     return [types.TextEdit(rng, new[start:end_new].decode("utf-8"))]
 
 
-def _workspace_edit(ls: AotiServer, doc: Document, edits: list) -> types.WorkspaceEdit:
-    te = [e if isinstance(e, types.TextEdit) else types.TextEdit(
-        types.Range(types.Position(**e["range"]["start"]), types.Position(**e["range"]["end"])), e["newText"]) for e in edits]
+def _workspace_edit(ls: AotiServer, doc: Document, edits: list, snippet: bool = False) -> types.WorkspaceEdit:
+    def rng(e):
+        return types.Range(types.Position(**e["range"]["start"]), types.Position(**e["range"]["end"]))
+
+    if snippet:  # only sent when the client said it takes snippet edits (LSP 3.18)
+        te = [types.SnippetTextEdit(rng(e), types.StringValue(e["newText"])) for e in edits]
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+            types.OptionalVersionedTextDocumentIdentifier(doc.uri, doc.version), te)])
+    te = [e if isinstance(e, types.TextEdit) else types.TextEdit(rng(e), e["newText"]) for e in edits]
     if ls.caps.document_changes:
         return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
             types.OptionalVersionedTextDocumentIdentifier(doc.uri, doc.version), te)])
@@ -362,14 +368,16 @@ def code_action(ls: AotiServer, params: types.CodeActionParams):
     ours = [d for d in params.context.diagnostics if d.source == SOURCE and isinstance(d.data, dict)]
     if ActionKind.QUICKFIX.requested(only):
         for diag in ours:
-            code, fix = diag.data.get("code"), diag.data.get("fix")
-            if fix and fix.get("edits"):
+            code = diag.data.get("code")
+            fixes = [diag.data["fix"]] if diag.data.get("fix") else []
+            fixes += diag.data.get("alternatives") or []
+            for i, fix in enumerate(f for f in fixes if f.get("edits")):
                 actions.append(types.CodeAction(
                     title=f"aoti-lsp ({code}): {fix['title']}",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diag],
-                    is_preferred=fix.get("applicability") == "safe" or None,
-                    edit=_workspace_edit(ls, doc, fix["edits"]),
+                    is_preferred=(i == 0 and fix.get("applicability") == "safe") or None,
+                    edit=_workspace_edit(ls, doc, fix["edits"], snippet=bool(fix.get("snippet"))),
                 ))
         for diag in ours:
             code, noqa = diag.data.get("code"), diag.data.get("noqa")
