@@ -57,11 +57,18 @@ class Config:
         except ValueError:
             return path
 
-    def excluded(self, path: str) -> bool:
+    def excluded(self, path: str, base: str | None = None) -> bool:
+        """Patterns with a "/" match the path from the config's folder; bare names match any
+        folder or file name below `base` (the path the user gave), so checking a folder that
+        itself sits in, say, site-packages still works."""
         rel = self.relative(path)
-        parts = rel.split("/")
+        below = os.path.relpath(os.path.abspath(path), os.path.abspath(base)) if base else rel
+        parts = below.replace(os.sep, "/").split("/")
         for pattern in self.exclude:
-            if _match(rel, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
+            if "/" in pattern.rstrip("/"):
+                if _match(rel, pattern):
+                    return True
+            elif any(fnmatch.fnmatch(p, pattern) for p in parts if p not in (".", "..")):
                 return True
         return False
 

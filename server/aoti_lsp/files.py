@@ -25,7 +25,7 @@ def _git_files(folder: str) -> list[str] | None:
 def _walk(folder: str, config: Config) -> list[str]:
     found = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not config.excluded(os.path.join(root, d)))
+        dirs[:] = sorted(d for d in dirs if not config.excluded(os.path.join(root, d), folder))
         found.extend(os.path.join(root, f) for f in sorted(files))
     return found
 
@@ -35,14 +35,14 @@ def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
     files, errors = [], []
     for path in paths:
         if os.path.isfile(path):
-            if not config.excluded(path):
+            if not config.excluded(path, os.path.dirname(path) or "."):
                 files.append(path)
         elif os.path.isdir(path):
             listed = _git_files(path)
             candidates = listed if listed is not None else _walk(path, config)
             files.extend(
                 f for f in candidates
-                if f.endswith(PY_SUFFIXES) and os.path.isfile(f) and not config.excluded(f)
+                if f.endswith(PY_SUFFIXES) and os.path.isfile(f) and not config.excluded(f, path)
             )
         else:
             errors.append(f"{path}: no such file or directory")

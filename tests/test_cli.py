@@ -1,0 +1,167 @@
+"""The command line: exit codes, formats, fixes, configuration, suppression, bad input."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aoti_lsp.cli import main
+
+BAD = 'import torch\n\ns = "é😀"; so = torch._export.aot_compile(m, (x,))\n'
+CLEAN = "import torch\n\nep = torch.export.export(m, (x,))\n"
+
+
+def run(capsys, *args):
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's usage errors
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def proj(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    return tmp_path
+
+
+def test_exit_codes_and_text_format(proj, capsys):
+    (proj / "bad.py").write_text(BAD)
+    (proj / "ok.py").write_text(CLEAN)
+    code, out, err = run(capsys, "--check", "ok.py")
+    assert code == 0 and "All checks passed!" in err
+    code, out, err = run(capsys, "--check", ".")
+    assert code == 1
+    # ruff-like: path:row:col: CODE message, then the source line with a caret under the name
+    assert 'bad.py:3:16: AOTI001 `torch._export.aot_compile` is deprecated' in out
+    assert '3 | s = "é😀"; so = torch._export.aot_compile(m, (x,))' in out
+    assert "Found 1 finding." in err and "--unsafe-fixes" in err
+    assert run(capsys, "--check", "missing.py")[0] == 2
+    assert run(capsys, "--check", "--output-format", "xml", ".")[0] == 2
+    assert run(capsys)[0] == 2  # nothing asked: usage
+    assert run(capsys, "--check", "--exit-zero", ".")[0] == 0
+
+
+def test_json_format(proj, capsys):
+    (proj / "bad.py").write_text(BAD)
+    code, out, _ = run(capsys, "--check", "--output-format", "json", "bad.py")
+    (item,) = json.loads(out)
+    assert code == 1
+    assert item["code"] == "AOTI001" and item["filename"] == "bad.py"
+    # 1-based, code points: `s = "é😀"; so = ` is 15 code points
+    assert item["location"] == {"row": 3, "column": 16}
+    assert item["end_location"] == {"row": 3, "column": 16 + len("torch._export.aot_compile")}
+    assert item["url"].endswith("docs/rules/AOTI001.md")
+    assert item["fix"]["applicability"] == "unsafe" and item["fix"]["edits"]
+
+
+def test_sarif_and_github_formats(proj, capsys):
+    (proj / "bad.py").write_text(BAD)
+    _, out, _ = run(capsys, "--check", "--output-format", "sarif", "bad.py")
+    sarif = json.loads(out)
+    assert sarif["version"] == "2.1.0"
+    run0 = sarif["runs"][0]
+    assert {r["id"] for r in run0["tool"]["driver"]["rules"]} >= {"AOTI001", "AOTI002"}
+    assert all(r["helpUri"].startswith("https://") for r in run0["tool"]["driver"]["rules"])
+    (res,) = run0["results"]
+    assert res["ruleId"] == "AOTI001"
+    assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == 3
+    _, out, _ = run(capsys, "--check", "--output-format", "github", "bad.py")
+    assert out.startswith("::warning title=aoti-lsp (AOTI001),file=bad.py,line=3,col=16,")
+
+
+def test_fix_needs_unsafe_flag_for_migration_and_diff_changes_nothing(proj, capsys):
+    (proj / "bad.py").write_text(BAD)
+    code, _, err = run(capsys, "--check", "--fix", "bad.py")
+    assert code == 1 and (proj / "bad.py").read_text() == BAD  # unsafe: not applied
+    code, out, _ = run(capsys, "--check", "--diff", "--unsafe-fixes", "bad.py")
+    assert code == 1 and "+++ b/bad.py" in out and "+s = \"é😀\"; ep = torch.export.export" in out
+    assert (proj / "bad.py").read_text() == BAD
+    code, _, err = run(capsys, "--check", "--fix", "--unsafe-fixes", "bad.py")
+    assert code == 0 and "Fixed 1 file." in err
+    text = (proj / "bad.py").read_text()
+    assert "aoti_compile_and_package(ep)" in text
+    assert run(capsys, "--check", "--diff", "--unsafe-fixes", "bad.py")[0] == 0
+
+
+def test_select_ignore_and_pyproject_config(proj, capsys):
+    (proj / "bad.py").write_text(BAD + "r = torch._export.aot_load(so, 'cpu')\n")
+    _, out, _ = run(capsys, "--check", "--output-format", "json", "--select", "AOTI002", ".")
+    assert [i["code"] for i in json.loads(out)] == ["AOTI002"]
+    _, out, _ = run(capsys, "--check", "--output-format", "json", "--ignore", "AOTI0", ".")
+    assert json.loads(out) == []
+    (proj / "pyproject.toml").write_text('[tool.aoti-lsp]\nignore = ["AOTI002"]\n[tool.aoti-lsp.per-file-ignores]\n"legacy/*" = ["AOTI001"]\n')
+    (proj / "legacy").mkdir()
+    (proj / "legacy" / "old.py").write_text(BAD)
+    _, out, _ = run(capsys, "--check", "--output-format", "json", ".")
+    assert sorted((i["filename"], i["code"]) for i in json.loads(out)) == [("bad.py", "AOTI001")]
+    (proj / "pyproject.toml").write_text('[tool.aoti-lsp]\nselct = ["AOTI002"]\n')
+    code, _, err = run(capsys, "--check", ".")
+    assert code == 2 and "unknown key(s) in [tool.aoti-lsp]: selct" in err
+
+
+def test_exclude_and_gitignore(proj, capsys):
+    subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+    (proj / ".gitignore").write_text("generated/\n")
+    for d in ("generated", "vendored", "src"):
+        (proj / d).mkdir()
+        (proj / d / "m.py").write_text(BAD)
+    _, out, _ = run(capsys, "--check", "--output-format", "json", "--exclude", "vendored", ".")
+    assert [i["filename"] for i in json.loads(out)] == [os.path.join("src", "m.py")]
+
+
+def test_noqa(proj, capsys):
+    (proj / "n.py").write_text(
+        "import torch\n"
+        "a = torch._export.aot_compile(m, (x,))  # noqa: AOTI001\n"
+        "b = torch._export.aot_compile(m, (x,))  # noqa\n"
+        "c = torch._export.aot_compile(m, (x,))  # noqa: AOTI002\n"
+        "d = '# noqa'; e = torch._export.aot_compile(m, (x,))\n")
+    _, out, _ = run(capsys, "--check", "--output-format", "json", "n.py")
+    assert [i["location"]["row"] for i in json.loads(out)] == [4, 5]
+
+
+def test_bad_files_are_reported_and_never_touched(proj, capsys):
+    (proj / "binary.py").write_bytes(b"\x00\x01\x02aot_compile")
+    latin = "# caf\xe9\nimport torch\nso = torch._export.aot_compile(m, (x,))\n".encode("latin-1")
+    (proj / "latin.py").write_bytes(latin)
+    broken = "import torch\nso = torch._export.aot_compile(m, (x,))\ndef oops(:\n"
+    (proj / "broken.py").write_text(broken)
+    code, out, err = run(capsys, "--check", "--fix", "--unsafe-fixes", ".")
+    assert "binary.py: binary file" in err
+    assert "latin.py: not valid UTF-8 at byte 5" in err
+    assert "broken.py: has syntax errors: fixes not applied" in err
+    assert (proj / "latin.py").read_bytes() == latin and (proj / "broken.py").read_text() == broken
+    assert "broken.py:2:6: AOTI001" in out  # still analysed, just not rewritten
+    assert code == 1
+
+
+def test_rule_docs(capsys):
+    code, out, _ = run(capsys, "rule", "aoti001")
+    assert code == 0 and out.startswith("# AOTI001: deprecated-aot-compile")
+    assert "aoti_compile_and_package" in out
+    code, out, _ = run(capsys, "rule")
+    assert "AOTI001" in out and "AOTI002" in out
+    assert run(capsys, "rule", "AOTI999")[0] == 2
+
+
+def test_console_script_and_serve_arguments():
+    exe = Path(sys.executable).with_name("aoti-lsp")
+    out = subprocess.run([str(exe), "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("aoti-lsp ")
+    bad = subprocess.run([str(exe), "serve", "--tcp"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "only --stdio" in bad.stderr
+
+
+def test_check_does_not_import_pygls_or_torch(proj):
+    (proj / "bad.py").write_text(BAD)
+    code = ("import sys; from aoti_lsp.cli import main; rc = main(['--check', '-q', '.']);"
+            "bad = [m for m in ('pygls', 'torch', 'libcst') if m in sys.modules]; print(bad); sys.exit(rc)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=proj)
+    # libcst builds the fix text and is imported lazily only when a file has a deprecated call
+    assert "'pygls'" not in out.stdout and "'torch'" not in out.stdout, out.stdout
