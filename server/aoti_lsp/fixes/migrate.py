@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
 from tree_sitter import Node
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 from aoti_lsp.findings import Applicability, Edit, Fix
 from aoti_lsp.names import DEF, IMPORT, LOCAL, ALIAS, dotted_parts
@@ -26,19 +31,27 @@ LAZY = {
     "dictionary_comprehension", "generator_expression", "default_parameter", "typed_default_parameter",
     "decorator", "await",
 }
-_CODE = cst.Module([])
+
+
+@lru_cache(maxsize=None)
+def _libcst():
+    """libcst costs ~150 ms to import: only a file that gets a fix pays it."""
+    import libcst
+
+    return libcst
 
 
 class CannotFix(Exception):
     """Why no automatic migration is offered; shown to the user in the finding's message."""
 
 
-def _code(node: cst.CSTNode) -> str:
-    return _CODE.code_for_node(node)
+def _code(node: "cst.CSTNode") -> str:
+    return _libcst().Module([]).code_for_node(node)
 
 
 def _args(call_text: str, names: list[str]) -> tuple[cst.Call, dict[str, tuple[cst.Arg, bool]]]:
     """Binds a call's arguments to parameter names: name -> (arg, was positional)."""
+    cst = _libcst()
     call = cst.parse_expression(call_text)
     assert isinstance(call, cst.Call)
     bound: dict[str, tuple[cst.Arg, bool]] = {}
@@ -57,6 +70,7 @@ def _args(call_text: str, names: list[str]) -> tuple[cst.Call, dict[str, tuple[c
 
 
 def _arg(value: cst.BaseExpression, keyword: str | None = None) -> cst.Arg:
+    cst = _libcst()
     if keyword is None:
         return cst.Arg(value=value)
     return cst.Arg(
@@ -67,6 +81,7 @@ def _arg(value: cst.BaseExpression, keyword: str | None = None) -> cst.Arg:
 
 def _call(func: str, args: list[cst.Arg], indent: str | None = None) -> str:
     """One line, or one argument per line (at `indent` + 4) when the original call spanned lines."""
+    cst = _libcst()
     if indent is None:
         return _code(cst.Call(func=cst.parse_expression(func), args=args))
     parts = [f"{a.keyword.value}={_code(a.value)}" if a.keyword else _code(a.value) for a in args]
@@ -81,20 +96,24 @@ def _indent(src, node: Node) -> str | None:
     return line[: len(line) - len(line.lstrip())]
 
 
-class _SoToPt2(cst.CSTTransformer):
+def _so_to_pt2(node: "cst.BaseExpression") -> "cst.BaseExpression":
     """`"x.so"` -> `"x.pt2"` in string literals and f-string text of a path expression."""
+    cst = _libcst()
 
-    def leave_SimpleString(self, original, updated):
-        value = updated.evaluated_value
-        if isinstance(value, str) and value.endswith(".so"):
-            quote = updated.value[-3:] if updated.value.endswith(('"""', "'''")) else updated.value[-1]
-            return updated.with_changes(value=updated.value[: -len(quote) - 3] + ".pt2" + quote)
-        return updated
+    class SoToPt2(cst.CSTTransformer):
+        def leave_SimpleString(self, original, updated):
+            value = updated.evaluated_value
+            if isinstance(value, str) and value.endswith(".so"):
+                quote = updated.value[-3:] if updated.value.endswith(('"""', "'''")) else updated.value[-1]
+                return updated.with_changes(value=updated.value[: -len(quote) - 3] + ".pt2" + quote)
+            return updated
 
-    def leave_FormattedStringText(self, original, updated):
-        if updated.value.endswith(".so"):
-            return updated.with_changes(value=updated.value[:-3] + ".pt2")
-        return updated
+        def leave_FormattedStringText(self, original, updated):
+            if updated.value.endswith(".so"):
+                return updated.with_changes(value=updated.value[:-3] + ".pt2")
+            return updated
+
+    return node.visit(SoToPt2())
 
 
 def _statement(call: Node) -> Node:
@@ -118,6 +137,7 @@ def _fresh_name(data: bytes, base: str) -> str:
 
 # -- compile ---------------------------------------------------------------------------------
 def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node]) -> Fix:
+    cst = _libcst()
     src = ctx.source
     stmt = _statement(call)
     first = "gm" if qualname == "torch._inductor.aot_compile" else "f"
@@ -155,7 +175,7 @@ def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node]) -> Fix:
                 elif key != PACKAGE_FLAG:  # the new API sets it itself
                     kept.append(el.with_changes(comma=cst.MaybeSentinel.DEFAULT))
             if out_path is not None:
-                package_args.append(_arg(out_path.visit(_SoToPt2()), "package_path"))
+                package_args.append(_arg(_so_to_pt2(out_path), "package_path"))
                 renames = _rename_paths(ctx, call, out_path, other_calls)
             if kept:
                 package_args.append(_arg(value.with_changes(elements=kept), "inductor_configs"))
@@ -196,6 +216,7 @@ def _ts_arg(call: Node, bound: tuple[cst.Arg, bool]) -> Node | None:
 
 def _binds_output_path(ctx, call: Node, value: cst.BaseExpression) -> bool:
     """`options=opts` where `opts` is, in this file, a dict literal naming the output path."""
+    cst = _libcst()
     if not isinstance(value, cst.Name):
         return False
     b = ctx.names.lookup(value.value, call.start_byte, ctx.names.scope_of(call))
@@ -205,6 +226,7 @@ def _binds_output_path(ctx, call: Node, value: cst.BaseExpression) -> bool:
 def _rename_paths(ctx, call: Node, out_path: cst.BaseExpression, other_calls: list[Node]) -> list[Edit]:
     """Every other string in the file naming the same .so artifact must name the .pt2 now,
     or the loader fails ('Failed to initialize zip archive'). Covers a path constant too."""
+    cst = _libcst()
     src = ctx.source
     texts: set[bytes] = set()
     if isinstance(out_path, cst.SimpleString) and isinstance(out_path.evaluated_value, str):
@@ -233,6 +255,7 @@ DEVICE = re.compile(r"^(cpu|cuda|xpu|mps)(?::(\d+))?$")
 
 
 def load_fix(ctx, call: Node, qualname: str) -> Fix:
+    cst = _libcst()
     src = ctx.source
     _, bound = _args(src.node_text(call), ["so_path", "device"])
     if "so_path" not in bound or "device" not in bound:
@@ -242,7 +265,7 @@ def load_fix(ctx, call: Node, qualname: str) -> Fix:
     if m is None:
         raise CannotFix("the device is not a literal or a constant of this file: aoti_load_package takes "
                         "the device type from the package and only an index (device_index=N)")
-    path = bound["so_path"][0].value.visit(_SoToPt2()) if isinstance(
+    path = _so_to_pt2(bound["so_path"][0].value) if isinstance(
         bound["so_path"][0].value, (cst.SimpleString, cst.FormattedString)) else bound["so_path"][0].value
     args = [_arg(path)]
     if m.group(2) is not None:
@@ -256,6 +279,7 @@ def load_fix(ctx, call: Node, qualname: str) -> Fix:
 
 
 def _literal_device(ctx, call: Node, value: cst.BaseExpression) -> str | None:
+    cst = _libcst()
     if isinstance(value, cst.SimpleString):
         v = value.evaluated_value
         return v if isinstance(v, str) else None
@@ -296,6 +320,7 @@ def uses_outside(src, stmt: Node, name: str) -> list[int]:
 
 
 def drop_import_name(src, stmt: Node, local: str) -> Edit:
+    cst = _libcst()
     parsed = cst.parse_statement(src.node_text(stmt))
     small = parsed.body[0]
     kept = [a for a in small.names if (a.asname.name.value if a.asname else _code(a.name)) != local]
