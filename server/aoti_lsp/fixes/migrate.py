@@ -233,8 +233,9 @@ def _rename_paths(ctx, call: Node, out_path: cst.BaseExpression, other_calls: li
         texts.add(out_path.evaluated_value.encode())
     elif isinstance(out_path, cst.Name):
         b = ctx.names.lookup(out_path.value, call.start_byte, ctx.names.scope_of(call))
-        if b is not None and b.kind in (LOCAL, ALIAS) and b.value is not None and b.value.type == "string":
-            texts.update(c.text for c in b.value.named_children if c.type == "string_content")
+        if b is not None and b.kind in (LOCAL, ALIAS) and b.value is not None:
+            # a path constant: "out/m.so", f"{d}/m.so", os.path.join(d, "m.so"), ...
+            texts.update(n.text for n in _descendants(b.value) if n.type == "string_content")
     skip = [(c.start_byte, c.end_byte) for c in [call, *other_calls]]
     edits = []
     for text in texts:
@@ -248,6 +249,14 @@ def _rename_paths(ctx, call: Node, out_path: cst.BaseExpression, other_calls: li
                 edits.append(Edit(node.end_byte - 3, node.end_byte, ".pt2"))
             at = src.data.find(text, at + 1)
     return edits
+
+
+def _descendants(node: Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
 
 
 # -- load ------------------------------------------------------------------------------------
