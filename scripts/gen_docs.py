@@ -7,12 +7,24 @@ from pathlib import Path
 from aoti_lsp.docs import index, render
 from aoti_lsp.rules import all_rules
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "rules"
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "rules"
+START, END = "<!-- editors:start -->", "<!-- editors:end -->"
+
+
+def readme_with_editors() -> str:
+    """README's Editors section is docs/editors.md (whose snippets tests/editors runs), minus its title."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    body = (ROOT / "docs" / "editors.md").read_text("utf-8").split("\n", 1)[1].strip()
+    body = body.replace("](../", "](").replace("\n## ", "\n### ")
+    head, rest = readme.split(START, 1)
+    return f"{head}{START}\n{body}\n{END}{rest.split(END, 1)[1]}"
 
 
 def expected() -> dict[Path, str]:
     files = {OUT / f"{r.code}.md": render(r) for r in all_rules()}
     files[OUT / "README.md"] = index()
+    files[ROOT / "README.md"] = readme_with_editors()
     return files
 
 

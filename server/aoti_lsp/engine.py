@@ -39,18 +39,53 @@ class Context:
 
     def calls_to(self, qualnames: set[str] | frozenset[str]) -> list[tuple[Node, str]]:
         """(call node, qualified name) for every call of one of `qualnames`, however imported
-        or aliased; searched only where the final name or a module-level alias is spelt."""
+        or aliased. Found from where the names are spelt (bytes.find), not by walking the
+        tree: the cost follows the number of mentions, not the size of the file."""
         key = frozenset(qualnames)
         if key not in self._calls:
-            tokens = {q.rsplit(".", 1)[-1] for q in key} | self.names.module_aliases(set(key))
-            out = []
-            for _, caps in self.source.matches("calls", sorted(tokens)):
-                call, func = caps["call"][0], caps["func"][0]
-                qualname = self.names.resolve(func)
-                if qualname in key:
-                    out.append((call, qualname))
+            finals = {q.rsplit(".", 1)[-1] for q in key}
+            tokens = set(finals) | self.names.module_aliases(set(key))
+            for final in finals:  # aliases made inside functions: `from torch._export import aot_load as load`
+                tokens.update(a for a in map(_alias_made_by, self.source.identifiers(final)) if a)
+            out, seen = [], set()
+            for token in tokens:
+                for ident in self.source.identifiers(token):
+                    call, func = _call_of(ident)
+                    if call is None or call.id in seen:
+                        continue
+                    seen.add(call.id)
+                    qualname = self.names.resolve(func)
+                    if qualname in key:
+                        out.append((call, qualname))
             self._calls[key] = sorted(out, key=lambda c: c[0].start_byte)
         return self._calls[key]
+
+
+def _call_of(ident: Node) -> tuple[Node | None, Node]:
+    """(the call, its function expression) when `ident` is the final name of what is called."""
+    func, parent = ident, ident.parent
+    if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == ident:
+        func, parent = parent, parent.parent
+    if parent is not None and parent.type == "call" and parent.child_by_field_name("function") == func:
+        return parent, func
+    return None, func
+
+
+def _alias_made_by(ident: Node) -> str | None:
+    """`load` in `from m import aot_load as load` or `load = torch._export.aot_load`."""
+    parent = ident.parent
+    if parent is not None and parent.type == "dotted_name" and parent.parent is not None and parent.parent.type == "aliased_import":
+        alias = parent.parent.child_by_field_name("alias")
+        return alias.text.decode() if alias is not None else None
+    node = ident
+    while node.parent is not None and node.parent.type == "attribute" and node.parent.child_by_field_name("attribute") == node:
+        node = node.parent
+    assign = node.parent
+    if assign is not None and assign.type == "assignment" and assign.child_by_field_name("right") == node:
+        left = assign.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            return left.text.decode()
+    return None
 
 
 def analyze(source: Source, config: Config | None = None, rules: tuple[Rule, ...] | None = None, project=None) -> Result:

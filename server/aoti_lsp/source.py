@@ -79,6 +79,25 @@ class Source:
     def contains_any(self, tokens: Iterable[str]) -> bool:
         return any(t.encode() in self.data for t in tokens)
 
+    def word_occurrences(self, word: str, after_dot: bool = False) -> Iterator[int]:
+        """Offsets where `word` stands as a whole name (not inside a longer one; after a dot only
+        if `after_dot`). bytes.find plus a look at the neighbours: ~10x faster than a \\b regex."""
+        stops = (b"_",) if after_dot else (b"_", b".")
+        for at in self.occurrences(word):
+            before = self.data[at - 1 : at] if at else b""
+            after = self.data[at + len(word) : at + len(word) + 1]
+            if before.isalnum() or before in stops or after.isalnum() or after == b"_":
+                continue
+            yield at
+
+    def identifiers(self, word: str) -> Iterator[Node]:
+        """Identifier nodes spelling `word` (strings and comments never yield one)."""
+        root, needle = self.tree.root_node, word.encode()
+        for at in self.word_occurrences(word, after_dot=True):
+            node = root.descendant_for_byte_range(at, at + len(needle))
+            if node is not None and node.type == "identifier" and node.start_byte == at and node.end_byte == at + len(needle):
+                yield node
+
     def occurrences(self, token: str) -> Iterator[int]:
         needle = token.encode()
         at = self.data.find(needle)

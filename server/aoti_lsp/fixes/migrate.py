@@ -127,9 +127,9 @@ def _statement(call: Node) -> Node:
     return node
 
 
-def _fresh_name(data: bytes, base: str) -> str:
+def _fresh_name(src, base: str) -> str:
     name, i = base, 1
-    while re.search(rb"(?<![\w.])" + name.encode() + rb"\b", data):
+    while next(src.word_occurrences(name), None) is not None:
         i += 1
         name = f"{base}{i}"
     return name
@@ -159,7 +159,7 @@ def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node]) -> Fix:
         export_args.append(_arg(bound["dynamic_shapes"][0].value, "dynamic_shapes"))
     export_args.append(_arg(cst.Name("True"), "strict"))
 
-    ep = _fresh_name(src.data, "ep")
+    ep = _fresh_name(src, "ep")
     package_args = [_arg(cst.Name(ep))]
     renames: list[Edit] = []
     options = bound.get("options")
@@ -324,8 +324,7 @@ def _import_edits(ctx, call: Node) -> list[Edit]:
 
 def uses_outside(src, stmt: Node, name: str) -> list[int]:
     """Offsets where `name` is spelt outside its import statement (comments count: the safe side)."""
-    return [m.start() for m in re.finditer(rb"(?<![\w.])" + name.encode() + rb"\b", src.data)
-            if not stmt.start_byte <= m.start() < stmt.end_byte]
+    return [at for at in src.word_occurrences(name) if not stmt.start_byte <= at < stmt.end_byte]
 
 
 def drop_import_name(src, stmt: Node, local: str) -> Edit:

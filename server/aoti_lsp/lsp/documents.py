@@ -53,7 +53,7 @@ class Document:
         else:
             new_end_point = (start_point[0], start_point[1] + len(new))
         self.data = self.data[:start] + new + self.data[end:]
-        self._lines = None
+        self._lines = lines.edited(start, end, new, self.data)
         self.tree.edit(
             start_byte=start, old_end_byte=end, new_end_byte=start + len(new),
             start_point=start_point, old_end_point=old_end_point, new_end_point=new_end_point,
