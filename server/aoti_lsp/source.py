@@ -54,6 +54,7 @@ class Source:
         self.data = data
         self.path = path
         self._tree = tree
+        self._occurrences: dict[str, list[int]] = {}
 
     @classmethod
     def from_text(cls, text: str, path: str = "<string>") -> "Source":
@@ -98,12 +99,17 @@ class Source:
             if node is not None and node.type == "identifier" and node.start_byte == at and node.end_byte == at + len(needle):
                 yield node
 
-    def occurrences(self, token: str) -> Iterator[int]:
-        needle = token.encode()
-        at = self.data.find(needle)
-        while at != -1:
-            yield at
-            at = self.data.find(needle, at + len(needle))
+    def occurrences(self, token: str) -> list[int]:
+        """Offsets of `token` in the text; cached, since several rules ask for the same ones."""
+        found = self._occurrences.get(token)
+        if found is None:
+            found, needle = [], token.encode()
+            at = self.data.find(needle)
+            while at != -1:
+                found.append(at)
+                at = self.data.find(needle, at + len(needle))
+            self._occurrences[token] = found
+        return found
 
     # -- chunks ------------------------------------------------------------------------
     @cached_property
