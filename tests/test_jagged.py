@@ -229,3 +229,26 @@ def test_files_without_triggers_are_not_parsed():
     src = Source.from_text("x = lengths[-1]\n")
     assert all(not src.contains_any(r.triggers) for r in RULES)
     assert src._tree is None
+
+
+def test_callers_in_other_files_count():
+    models = model("return values.sum(0) / lengths.cumsum(0)[-1]")
+    exporter = ("import torch\nfrom models import M\n\n"
+                "torch._inductor.aoti_compile_and_package(torch.export.export(M(), (a, b)), package_path='m.pt2')\n")
+    checked = ("import torch\nrun = torch._inductor.aoti_load_package('m.pt2')\n\n\ndef score(v, l):\n"
+               "    if l.numel() == 0:\n        return v.new_zeros(v.shape[1:])\n    return run(v, l)\n")
+    unchecked = "import torch\nrun = torch._inductor.aoti_load_package('m.pt2')\nout = run(batch.values, batch.lengths)\n"
+
+    def project(*files):
+        p = Project()
+        for path, text in files:
+            p.update(path, summarize(Source.from_text(text, path)))
+        return p
+
+    both = project(("pkg/models.py", models), ("pkg/export.py", exporter), ("pkg/serve.py", checked))
+    assert not findings(models, "AOTI201", project=both, path="pkg/models.py")
+    more = project(("pkg/models.py", models), ("pkg/export.py", exporter), ("pkg/serve.py", checked),
+                   ("pkg/batch.py", unchecked))
+    (f,) = findings(models, "AOTI201", project=more, path="pkg/models.py")
+    assert "(batch.py, line 3, is not checked)" in f.message
+    assert [r.path for r in f.related] == ["pkg/export.py", "pkg/batch.py"]

@@ -407,6 +407,18 @@ class ExportSite:
 
 
 @dataclass
+class ExternalCall:
+    """A call of a package in another file (from that file's summary)."""
+
+    path: str
+    start: int
+    end: int
+    line: int
+    args: dict[str, str | None]  # parameter -> argument text (None: not a plain name)
+    facts: list["Tested"]
+
+
+@dataclass
 class CallSite:
     call: Node
     target: Target
@@ -548,6 +560,48 @@ class Model:
             out["exports"] = exports
         if packages:
             out["packages"] = packages
+        calls = self._package_calls()
+        if calls:
+            out["calls"] = calls
+        return out
+
+    def _package_calls(self) -> list[tuple]:
+        """Calls of packages loaded from a literal path, for the files that define the models:
+        (path, start, end, line, positional argument texts, keyword argument texts, checks
+        made before the call). An argument that is not a plain name or attribute is None."""
+        out = []
+        for load, literal in self._raw_loads:
+            if literal is None:
+                continue
+            for call in self._calls_of_runner(load):
+                pos, kw, splat = call_args(call)
+                if splat:
+                    continue
+                facts = tuple(sorted({(f.text, f.kind) for f in known_nonempty(call, _scope_node(call))}))
+                out.append((literal, call.start_byte, call.end_byte, self.ctx.source.lines.line_of(call.start_byte) + 1,
+                            tuple(text(a) if plain_expression(a) else None for a in pos),
+                            tuple(sorted((k, text(v) if plain_expression(v) else None) for k, v in kw.items())), facts))
+        return out
+
+    def external_calls(self, target: Target) -> list["ExternalCall"]:
+        """Calls of `target`'s package made in other files of the workspace."""
+        summaries = self._project_summaries()
+        here = self.ctx.source.path
+        ours: set[str] = {path for _, key, path in self.packages if path and key == target.key}
+        for summary in summaries.values():
+            for path, key, qual in summary.get("packages", ()):
+                if key == target.key and _same_module(qual, key, here):
+                    ours.add(path)
+        out = []
+        for other, summary in sorted(summaries.items()):
+            for path, start, end, line, pos, kw, facts in summary.get("calls", ()):
+                if path not in ours or len(pos) > len(target.params) or target.splat:
+                    continue
+                args = dict(zip(target.params, pos))
+                args.update(dict(kw))
+                if set(args) - set(target.params):
+                    continue
+                out.append(ExternalCall(other, start, end, line, args, [Tested(t, k) for t, k in facts]))
         return out
 
     # -- what the workspace exports ------------------------------------------------------------
@@ -642,6 +696,16 @@ class Model:
         return False
 
     # -- loaded packages and their callers -----------------------------------------------------
+    @cached_property
+    def _raw_loads(self) -> list[tuple[Node, str | None]]:
+        """(loader call, the path it loads when this file spells it)."""
+        out = []
+        for call, _ in self.ctx.calls_to(LOADERS):
+            pos, kw, _ = call_args(call)
+            first = pos[0] if pos else kw.get("path") or kw.get("so_path")
+            out.append((call, self.path_value(first) if first is not None else None))
+        return out
+
     @cached_property
     def _loads(self) -> list[tuple[Node, str]]:
         """(loader call, key of the model it runs), when this file can tell."""
@@ -752,6 +816,25 @@ class Model:
             if here is not None and there is not None and here.at == there.at and self.instance_key(pos[0]) == key:
                 return name
         return None
+
+
+def plain_expression(node: Node) -> bool:
+    """A name, attribute or constant subscript: safe to evaluate twice, stable to compare."""
+    node = unparen(node)
+    if node.type == "identifier":
+        return True
+    if node.type == "attribute":
+        return plain_expression(node.child_by_field_name("object"))
+    if node.type == "subscript":
+        return plain_expression(node.child_by_field_name("value")) and all(
+            int_value(s) is not None or string_value(s) is not None for s in subscripts(node))
+    return False
+
+
+def _scope_node(node: Node) -> Node:
+    while node.parent is not None and node.type not in ("function_definition", "module"):
+        node = node.parent
+    return node
 
 
 def _class_of(node: Node) -> Node | None:
@@ -1063,9 +1146,9 @@ class Flow:
             return True
         return site.kind == "index" and any(r in sums for r in site.roots)
 
-    def _params_of(self, expr: str, args: dict[str, str] | None) -> list[str]:
+    def _params_of(self, expr: str, args: dict[str, str | None] | None) -> list[str]:
         if args is not None:
-            return [p for p, a in args.items() if a == expr]
+            return [p for p, a in args.items() if a is not None and a == expr]
         if expr in self.params:
             return [expr]
         t = self.taint.get(expr)

@@ -21,8 +21,8 @@ from tree_sitter import Node
 
 from aoti_lsp.findings import Applicability, Edit, Fix
 from aoti_lsp.jagged import (
-    CallSite, Flow, Model, Site, Target, call_args, free_identifiers, int_value, known_nonempty, parameters,
-    string_value, subscripts, text, unparen,
+    CallSite, Flow, Model, Site, Target, _scope_node, call_args, free_identifiers, int_value, known_nonempty,
+    plain_expression, subscripts, text, unparen,
 )
 from aoti_lsp.names import IMPORT, dotted_parts
 from aoti_lsp.source import parser
@@ -456,16 +456,7 @@ def substitute(code: str, mapping: dict[str, str]) -> str | None:
 
 def simple_arg(node: Node) -> bool:
     """Safe to evaluate twice (in the guard and in the call)."""
-    node = unparen(node)
-    if node.type == "identifier":
-        return True
-    if node.type == "attribute":
-        return simple_arg(node.child_by_field_name("object"))
-    if node.type == "subscript":
-        subs = subscripts(node)
-        return simple_arg(node.child_by_field_name("value")) and all(
-            int_value(s) is not None or string_value(s) is not None for s in subs)
-    return False
+    return plain_expression(node)
 
 
 def wrap(arg: str, node: Node) -> str:
@@ -767,9 +758,3 @@ def _already(flow: Flow, site: CallSite, cond: Node | None, args: dict[str, str]
         mapped.add((new, kind))
     facts = {(f.text, f.kind) for f in known_nonempty(site.call, _scope_node(site.call))}
     return bool(mapped) and mapped <= facts
-
-
-def _scope_node(node: Node) -> Node:
-    while node.parent is not None and node.type not in ("function_definition", "module"):
-        node = node.parent
-    return node

@@ -50,21 +50,27 @@ def what_happens(site: Site) -> str:
             f"0 <= tmpN < ksM` (eager: `{eager}`)")
 
 
+def relative(ctx, path: str) -> str:
+    """`path` as seen from the folder of the file being checked."""
+    here = os.path.dirname(os.path.abspath(ctx.source.path))
+    try:
+        return os.path.relpath(os.path.abspath(path), here)
+    except ValueError:
+        return path
+
+
 def where(ctx, export) -> str:
     if export.path is None:
         return f"line {ctx.source.lines.line_of(export.start) + 1}"
-    here = os.path.dirname(os.path.abspath(ctx.source.path))
-    try:
-        return f"in {os.path.relpath(os.path.abspath(export.path), here)}"
-    except ValueError:
-        return f"in {export.path}"
+    return f"in {relative(ctx, export.path)}"
 
 
 class EmptyJaggedInput(Rule):
     code = "AOTI201"
     name = "empty-jagged-input"
     summary = "A jagged input (lengths/offsets) reaches a size-sensitive operation with no effective empty guard"
-    triggers = ("forward", "compile", "export")  # export: files that only export need a summary
+    # export / load: files that only export or call a package still need a summary
+    triggers = ("forward", "compile", "export", "aoti_load_package", "aot_load")
     explanation = f"""\
 Jagged batches come as flat `values` plus per-row `lengths` (or `offsets`). A request with
 no rows gives a `lengths` of size 0, and a batch whose rows are all empty gives `values` with
@@ -150,25 +156,28 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
                 continue
             exports = model.exports_of(target)
             calls = model.call_sites(target) if exports else []
-            pending: list[tuple[Site, list]] = []
+            external = model.external_calls(target) if exports else []
+            pending: list[tuple[Site, list, list]] = []
             for site in flow.sites:
                 if exports:
+                    # the package's callers (this file and the workspace) are where a check works
                     open_calls = [c for c in calls if not _caller_guarded(flow, site, c)]
-                    if calls and not open_calls:
+                    open_ext = [e for e in external if not flow.covered(site, e.facts, e.args)]
+                    if (calls or external) and not open_calls and not open_ext:
                         continue
-                    pending.append((site, open_calls))
+                    pending.append((site, open_calls, open_ext))
                 elif not flow.guarded_here(site):
-                    pending.append((site, []))
+                    pending.append((site, [], []))
             if not pending:
                 continue
-            params = sorted({p for s, _ in pending for p in s.needs}, key=flow.params.index)
-            open_calls = sorted({c.call.start_byte: c for _, cs in pending for c in cs}.values(), key=lambda c: c.call.start_byte)
+            params = sorted({p for s, _, _ in pending for p in s.needs}, key=flow.params.index)
+            open_calls = sorted({c.call.start_byte: c for _, cs, _ in pending for c in cs}.values(), key=lambda c: c.call.start_byte)
             guard, why = None, None
             try:
                 guard = guard_callers(ctx, model, flow, target, params, open_calls) if exports else guard_top(ctx, flow, target, params)
             except CannotFix as exc:
                 why = str(exc)
-            for site, opened in pending:
+            for site, opened, opened_ext in pending:
                 try:
                     better = rewrite(ctx, flow, site)
                 except CannotFix:
@@ -182,7 +191,10 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
                     if opened:
                         line = ctx.source.lines.line_of(opened[0].call.start_byte) + 1
                         message += f" (`{short(opened[0].call, 40)}`, line {line}, is not checked)"
+                    elif opened_ext:
+                        message += f" ({relative(ctx, opened_ext[0].path)}, line {opened_ext[0].line}, is not checked)"
                     related.append(Related(first.start, first.end, f"`{target.key}` exported here", first.path))
+                    related += [Related(e.start, e.end, "a call of the package without the check", e.path) for e in opened_ext[:3]]
                     if guard is None and better is None and why:
                         message += f" (no automatic fix: {why})"
                 fix = better or guard

@@ -6,14 +6,14 @@ from aoti_lsp.findings import Finding, Related
 from aoti_lsp.fixes.jagged import CannotFix, move_guard
 from aoti_lsp.jagged import Flow, Model, empty_tests, free_identifiers, guard_statements, is_check_call, text, unparen
 from aoti_lsp.rules import Rule
-from aoti_lsp.rules.aoti201 import short, where
+from aoti_lsp.rules.aoti201 import relative, short, where
 
 
 class GuardDroppedByExport(Rule):
     code = "AOTI202"
     name = "guard-dropped-by-export"
     summary = "An empty-input guard inside an exported forward: torch.export removes it, the package runs on empty input anyway"
-    triggers = ("forward", "compile", "export")
+    triggers = ("forward", "compile", "export", "aoti_load_package", "aot_load")
     explanation = """\
 `torch.export` traces dynamic dims as if they were >= 2, even with `Dim("B", min=0)` (and it
 refuses an example input of size 0 or 1 on a dynamic dim). A shape test on an input is
@@ -91,6 +91,10 @@ placeholder. Otherwise no fix: the message says where the check must go."""
                 if calls:
                     line = ctx.source.lines.line_of(calls[0].call.start_byte) + 1
                     there = f" (`{short(calls[0].call, 40)}`, line {line})"
+                else:
+                    external = model.external_calls(target)
+                    if external:
+                        there = f" ({relative(ctx, external[0].path)}, line {external[0].line})"
                 what = {"if": f"`{short(node)}` in `{target.label}`",
                         "check": f"`{short(node)}` in `{target.label}`",
                         "cond": f"`torch.cond` on `{short(node)}` in `{target.label}`"}[form]
