@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from aoti_lsp.config import Config
 from aoti_lsp.engine import analyze
 from aoti_lsp.findings import Applicability
@@ -67,8 +66,8 @@ def test_reported(body):
     "return torch.nn.functional.pad(lengths.cumsum(0), (1, 0))[-1]",
     "return torch.max(lengths, values.long())",  # elementwise
     "return torch.segment_reduce(values, 'mean', lengths=lengths)",
-    "seg = torch.repeat_interleave(torch.arange(lengths.shape[0]), lengths, output_size=values.shape[0])\n"
-    "return values.new_zeros(lengths.shape[0], values.shape[1]).index_add(0, seg, values)",
+    ("seg = torch.repeat_interleave(torch.arange(lengths.shape[0]), lengths, output_size=values.shape[0])\n"
+    "return values.new_zeros(lengths.shape[0], values.shape[1]).index_add(0, seg, values)"),
     "return values[:, -1]",
     "return self.table[lengths - 1]",  # a module weight
     "if lengths.numel() == 0:\n    return values\nreturn lengths[-1]",

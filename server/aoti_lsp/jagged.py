@@ -15,10 +15,10 @@ given to `torch.compile` / `aot_compile`). Everything unsure stays silent.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePath
-from typing import Iterable, Iterator
 
 from tree_sitter import Node
 
@@ -415,7 +415,7 @@ class ExternalCall:
     end: int
     line: int
     args: dict[str, str | None]  # parameter -> argument text (None: not a plain name)
-    facts: list["Tested"]
+    facts: list[Tested]
 
 
 @dataclass
@@ -583,7 +583,7 @@ class Model:
                             tuple(sorted((k, text(v) if plain_expression(v) else None) for k, v in kw.items())), facts))
         return out
 
-    def external_calls(self, target: Target) -> list["ExternalCall"]:
+    def external_calls(self, target: Target) -> list[ExternalCall]:
         """Calls of `target`'s package made in other files of the workspace."""
         summaries = self._project_summaries()
         here = self.ctx.source.path
@@ -712,7 +712,7 @@ class Model:
         out = []
         in_file = {path: key for _, key, path in self.packages if path}
         in_project: dict[str, list[tuple[str, str | None]]] = {}
-        for _, summary in self._project_summaries().items():
+        for summary in self._project_summaries().values():
             for path, key, qual in summary.get("packages", ()):
                 in_project.setdefault(path, []).append((key, qual))
         for call, _ in self.ctx.calls_to(LOADERS):
@@ -876,7 +876,7 @@ class Taint:
     maybe_empty: bool  # empty when a root is empty
     like: str | None = None  # same shape (and emptiness) as this jagged parameter
 
-    def merge(self, other: "Taint | None") -> "Taint":
+    def merge(self, other: Taint | None) -> Taint:
         if other is None:
             return self
         return Taint(self.roots | other.roots, self.maybe_empty or other.maybe_empty,
@@ -1091,9 +1091,9 @@ class Flow:
         if meth in _REDUCTIONS:
             # only the whole-tensor reduction (measured); torch.max(a, b) is elementwise
             if is_torch_fn:
-                tensor, rest = (pos[0], pos[1:]) if len(pos) == 1 and not kw else (None, [])
+                tensor = pos[0] if len(pos) == 1 and not kw else None
             else:
-                tensor, rest = (obj, pos) if not pos and not kw else (None, [])
+                tensor = obj if not pos and not kw else None
             if tensor is None:
                 return []
             taint = self.taint_of(tensor)

@@ -21,8 +21,20 @@ from tree_sitter import Node
 
 from aoti_lsp.findings import Applicability, Edit, Fix
 from aoti_lsp.jagged import (
-    CallSite, Flow, Model, Site, Target, _scope_node, call_args, free_identifiers, int_value, known_nonempty,
-    plain_expression, subscripts, text, unparen,
+    CallSite,
+    Flow,
+    Model,
+    Site,
+    Target,
+    _scope_node,
+    call_args,
+    free_identifiers,
+    int_value,
+    known_nonempty,
+    plain_expression,
+    subscripts,
+    text,
+    unparen,
 )
 from aoti_lsp.names import IMPORT, dotted_parts
 from aoti_lsp.source import parser
@@ -44,14 +56,14 @@ class Code:
     parts: list[tuple[str, bool]] = field(default_factory=list)  # (text, is placeholder)
 
     @classmethod
-    def of(cls, s: str, placeholder: bool = False) -> "Code":
+    def of(cls, s: str, placeholder: bool = False) -> Code:
         return cls([(s, placeholder)])
 
-    def __add__(self, other: "Code | str") -> "Code":
+    def __add__(self, other: Code | str) -> Code:
         other = Code.of(other) if isinstance(other, str) else other
         return Code(self.parts + other.parts)
 
-    def __radd__(self, other: str) -> "Code":
+    def __radd__(self, other: str) -> Code:
         return Code.of(other) + self
 
     @property
@@ -75,7 +87,7 @@ class Code:
     def placeholders(self) -> int:
         return sum(1 for _, p in self.parts if p)
 
-    def map(self, fn) -> "Code":
+    def map(self, fn) -> Code:
         """Each part through `fn(text) -> str | None`; a part it cannot map becomes a placeholder."""
         out = []
         for t, p in self.parts:
@@ -575,7 +587,7 @@ def guard_callers(ctx, model: Model, flow: Flow, target: Target, params: list[st
         if var is not None:
             mapping["self"] = var
         cond = condition(params, args)
-        code = value.map(lambda t: substitute(t, mapping))
+        code = value.map(lambda t, m=mapping: substitute(t, m))
         pieces.append(call_guard(ctx, site, cond, code, unit))
     if not pieces:
         raise CannotFix("the package is called with arguments that cannot be evaluated twice")
@@ -590,7 +602,7 @@ def rewrite(ctx, flow: Flow, site: Site) -> Fix:
     src = ctx.source
     cum = _cumsum(ctx, flow, site)
     if cum is not None:
-        lengths, dim, dtype, inline = cum
+        lengths, dim, dtype, _inline = cum
         if (site.op == "[-1]") != (dim == 0):
             raise CannotFix("cumsum runs along another dim than the one indexed")
         new = f"{lengths}.sum({dim}{', dtype=' + dtype if dtype else ''})"
@@ -715,7 +727,7 @@ def move_guard(ctx, model: Model, flow: Flow, target: Target, stmt: Node, form: 
             continue
         value_node = action.named_children[0] if action.named_child_count else None
         value_text = src.node_text(value_node) if value_node is not None else "None"
-        code = Code.of(value_text).map(lambda t: substitute(t, mapping))
+        code = Code.of(value_text).map(lambda t, m=mapping: substitute(t, m))
         pieces.append(call_guard(ctx, site, cond_text, code, unit))
     start_line = src.lines.line_of(stmt.start_byte)
     end_line = src.lines.line_of(stmt.end_byte)

@@ -6,8 +6,21 @@ import os
 import re
 
 from aoti_lsp.findings import Finding, Related
-from aoti_lsp.fixes.jagged import CannotFix, caller_args, guard_callers, guard_top, rewrite
-from aoti_lsp.jagged import DEFAULT_JAGGED_NAMES, Flow, Model, Site, known_nonempty, text
+from aoti_lsp.fixes.jagged import (
+    CannotFix,
+    caller_args,
+    guard_callers,
+    guard_top,
+    rewrite,
+)
+from aoti_lsp.jagged import (
+    DEFAULT_JAGGED_NAMES,
+    Flow,
+    Model,
+    Site,
+    known_nonempty,
+    text,
+)
 from aoti_lsp.rules import Rule
 
 _NAMES = ", ".join(f"`{n}`" for n in DEFAULT_JAGGED_NAMES)
@@ -82,8 +95,8 @@ torch 2.13 on CPU:
 |---|---|---|
 | `offsets = cumsum(lengths, 0); offsets[-1]` feeding a result that does not shrink with the batch | `IndexError` | **segfault** (reads `in_ptr[ks - 1]`) |
 | `offsets[-1:]`, same | empty slice | **segfault** |
-| `values[offsets[:-1]]` | works | `RuntimeError: Trying to create tensor with negative dimension -1` |
-| `lengths.max()` | `RuntimeError` | no error: returns -9223372036854775808 (int64) or -inf |
+| `values[offsets[:-1]]` (export first asks for `Dim("B", min=3)`) | works | `RuntimeError: Trying to create tensor with negative dimension -1` |
+| `lengths.max()` / `lengths.min()` | `RuntimeError` | no error: returns the int64 minimum / maximum (or -inf / inf) |
 | `index_select` / `gather` / `index_copy` / `take` / `values[idx]` with indices from the lengths, N = 0 | `RuntimeError` (`IndexError` for `take` and `values[idx]`) | `RuntimeError: index out of bounds: 0 <= tmpN < ksM` |
 | `lengths.sum()`, leading-zero offsets, `repeat_interleave(..., output_size=N)` + `index_add`, `segment_reduce` | works | works |
 
@@ -125,24 +138,24 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
   `torch.zeros(0, self.emb_dim, device=lengths.device)` when the module has an `emb_dim`);
   the CLI does not apply snippets."""
     invalid = (
-        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        offsets = torch.cumsum(lengths, 0)\n        return values.sum(0) / offsets[-1]\n",
-        "import torch\n\nclass Last(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        idx = (torch.cumsum(lengths, 0) - 1).clamp(min=0)\n        return values.index_select(0, idx)\n",
-        "import torch\n\nclass Starts(torch.nn.Module):\n    def forward(self, values, offsets):\n"
-        "        return values[offsets[:-1]]\n",
+        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        offsets = torch.cumsum(lengths, 0)\n        return values.sum(0) / offsets[-1]\n"),
+        ("import torch\n\nclass Last(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        idx = (torch.cumsum(lengths, 0) - 1).clamp(min=0)\n        return values.index_select(0, idx)\n"),
+        ("import torch\n\nclass Starts(torch.nn.Module):\n    def forward(self, values, offsets):\n"
+        "        return values[offsets[:-1]]\n"),
     )
     valid = (
-        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        return values.sum(0) / lengths.sum().clamp(min=1)\n",
-        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        return values.sum(0) / lengths.sum().clamp(min=1)\n"),
+        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
         "        offsets = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])\n"
-        "        return values.sum(0) / offsets[-1].clamp(min=1)\n",
-        "import torch\n\nclass Head(torch.nn.Module):\n    def forward(self, hidden_states, attention_mask):\n"
-        "        return hidden_states[:, -1]\n",
-        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        "        return values.sum(0) / offsets[-1].clamp(min=1)\n"),
+        ("import torch\n\nclass Head(torch.nn.Module):\n    def forward(self, hidden_states, attention_mask):\n"
+        "        return hidden_states[:, -1]\n"),
+        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
         "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
-        "        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n",
+        "        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n"),
     )
 
     def summarize(self, ctx):

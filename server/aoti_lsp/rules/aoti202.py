@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from aoti_lsp.findings import Finding, Related
 from aoti_lsp.fixes.jagged import CannotFix, move_guard
-from aoti_lsp.jagged import Flow, Model, empty_tests, free_identifiers, guard_statements, is_check_call, text, unparen
+from aoti_lsp.jagged import (
+    Flow,
+    Model,
+    empty_tests,
+    free_identifiers,
+    guard_statements,
+    is_check_call,
+    text,
+    unparen,
+)
 from aoti_lsp.rules import Rule
 from aoti_lsp.rules.aoti201 import relative, short, where
 
@@ -52,16 +61,16 @@ it. Every call gets the check, with the parameters replaced by the arguments giv
 `self` and no model instance is in scope at the call, the editor gets a snippet with a
 placeholder. Otherwise no fix: the message says where the check must go."""
     invalid = (
-        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
         "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
         "        return values.sum(0) / lengths.sum()\n\n"
-        "ep = torch.export.export(Pool(), (torch.randn(4, 8), torch.tensor([1, 3])))\n",
+        "ep = torch.export.export(Pool(), (torch.randn(4, 8), torch.tensor([1, 3])))\n"),
     )
     valid = (
-        "import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
         "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
         "        return values.sum(0) / lengths.sum()\n\n"
-        "compiled = torch.compile(Pool())\n",
+        "compiled = torch.compile(Pool())\n"),
     )
 
     def summarize(self, ctx):
