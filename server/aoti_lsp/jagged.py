@@ -15,6 +15,7 @@ given to `torch.compile` / `aot_compile`). Everything unsure stays silent.
 from __future__ import annotations
 
 import fnmatch
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -425,6 +426,30 @@ class CallSite:
     args: dict[str, Node] | None  # forward parameter -> argument expression (None: cannot tell)
 
 
+_SHARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def shared_property(fn):
+    """A property of a Model computed once per Context, whichever rule asks first."""
+    key = fn.__name__
+
+    def get(self):
+        shared = _shared(self.ctx)
+        if key not in shared:
+            shared[key] = fn(self)
+        return shared[key]
+
+    return property(get, doc=fn.__doc__)
+
+
+def _shared(ctx) -> dict:
+    """Facts of one analysis (one Context) that both rules use: computed once."""
+    try:
+        return _SHARED.setdefault(ctx, {})
+    except TypeError:  # not weak-referenceable: no sharing
+        return {}
+
+
 class Model:
     """Exports, packages, loaded runners and their calls, for one file (and what the
     workspace summaries add)."""
@@ -435,7 +460,7 @@ class Model:
         self.patterns = jagged_patterns(ctx.config)
 
     # -- what this file exports -------------------------------------------------------------
-    @cached_property
+    @shared_property
     def export_calls(self) -> list[tuple[Node, str, str]]:
         """(export call, qualname, key of what it exports)."""
         out = []
@@ -500,7 +525,7 @@ class Model:
                     return stmt
         return None
 
-    @cached_property
+    @shared_property
     def packages(self) -> list[tuple[Node, str, str | None]]:
         """(aoti_compile_and_package call, key, package_path literal)."""
         out = []
@@ -628,7 +653,7 @@ class Model:
         return self.qualified(key, call.start_byte) is None
 
     # -- targets ---------------------------------------------------------------------------------
-    @cached_property
+    @shared_property
     def compiled_functions(self) -> dict[int, bool]:
         """function node id -> True for torch.compile (guards work), False for aot_compile."""
         out: dict[int, bool] = {}
@@ -644,42 +669,52 @@ class Model:
         return out
 
     def targets(self) -> list[Target]:
-        out: list[Target] = []
-        seen: set[int] = set()
-        tokens = ["forward", *self._compiled_names()]
-        for _, caps in self.ctx.source.matches("jagged_functions", tokens):
-            func = caps["func"][0]
-            if func.id in seen:
-                continue
-            seen.add(func.id)
-            name = text(func.child_by_field_name("name"))
-            cls = _enclosing_class(func)
-            params, splat = parameters(func)
-            if name == "forward" and cls is not None:
-                out.append(Target(func, cls, text(cls.child_by_field_name("name")), params, splat,
-                                  compiled=self._decorated_compile(cls)))
-            elif cls is None and (func.id in self.compiled_functions or self._decorated_compile(func)):
-                compiled = self.compiled_functions.get(func.id, True)
-                out.append(Target(func, None, name, params, splat, compiled=compiled))
-        return sorted(out, key=lambda t: t.func.start_byte)
+        """Every `forward` method, and the functions given to or decorated with torch.compile /
+        aot_compile; found from where those names are spelt, never by walking the file."""
+        shared = _shared(self.ctx)
+        if "targets" not in shared:
+            funcs: dict[int, Node] = {}
+            for ident in self.ctx.source.identifiers("forward"):
+                func = ident.parent
+                if func is not None and func.type == "function_definition" and func.child_by_field_name("name") == ident:
+                    funcs[func.id] = func
+            for func in self._compiled_defs():
+                funcs[func.id] = func
+            out: list[Target] = []
+            for func in funcs.values():
+                name = text(func.child_by_field_name("name"))
+                cls = _enclosing_class(func)
+                if name == "forward" and cls is not None:
+                    params, splat = parameters(func)
+                    out.append(Target(func, cls, text(cls.child_by_field_name("name")), params, splat,
+                                      compiled=self._decorated_compile(cls)))
+                elif cls is None and (func.id in self.compiled_functions or self._decorated_compile(func)):
+                    params, splat = parameters(func)
+                    out.append(Target(func, None, name, params, splat, compiled=self.compiled_functions.get(func.id, True)))
+            shared["targets"] = sorted(out, key=lambda t: t.func.start_byte)
+        return shared["targets"]
 
-    def _compiled_names(self) -> list[str]:
-        names = []
+    def _compiled_defs(self) -> list[Node]:
+        """Functions given to torch.compile / aot_compile, or decorated with torch.compile."""
+        names = self.ctx.names
+        out = []
         for call, _ in self.ctx.calls_to(COMPILERS | {"torch._export.aot_compile"}):
             pos, _, _ = call_args(call)
             if pos and unparen(pos[0]).type == "identifier":
-                names.append(text(unparen(pos[0])))
-        data = self.ctx.source.data
-        if b"@" in data and b"compile" in data:
-            for at in self.ctx.source.occurrences("compile"):
-                node = self.ctx.source.tree.root_node.descendant_for_byte_range(at, at + 7)
-                while node is not None and node.type != "decorated_definition":
-                    node = node.parent
-                if node is not None:
-                    inner = node.child_by_field_name("definition")
-                    if inner is not None and inner.type == "function_definition":
-                        names.append(text(inner.child_by_field_name("name")))
-        return names
+                b = names.lookup(text(unparen(pos[0])), pos[0].start_byte, names.scope_of(pos[0]))
+                if b is not None and b.kind == DEF and b.stmt is not None:
+                    out.append(b.stmt)
+        for ident in self.ctx.source.identifiers("compile"):
+            node = ident
+            for _ in range(4):  # compile -> attribute -> (call ->) decorator
+                node = node.parent
+                if node is None or node.type == "decorator":
+                    break
+            deco = node.parent if node is not None and node.type == "decorator" else None
+            inner = deco.child_by_field_name("definition") if deco is not None else None
+            if inner is not None and inner.type == "function_definition":
+                out.append(inner)
+        return out
 
     def _decorated_compile(self, node: Node) -> bool:
         parent = node.parent
@@ -696,7 +731,7 @@ class Model:
         return False
 
     # -- loaded packages and their callers -----------------------------------------------------
-    @cached_property
+    @shared_property
     def _raw_loads(self) -> list[tuple[Node, str | None]]:
         """(loader call, the path it loads when this file spells it)."""
         out = []
