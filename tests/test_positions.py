@@ -54,3 +54,4 @@ def test_incremental_update_matches_a_rebuild(text, insert, data):
     new = insert.encode()
     out = raw[:start] + new + raw[end:]
     assert LineIndex(raw).edited(start, end, new, out).starts == LineIndex(out).starts
+

@@ -176,7 +176,7 @@ def _summary(count, fixable, hidden_unsafe, changed, args):
     if fixable and not args.fix:
         msg += f"\n[*] {fixable} fixable with --fix{' --unsafe-fixes' if args.unsafe_fixes else ''}."
     if hidden_unsafe:
-        msg += f"\n{hidden_unsafe} more fixable with --fix --unsafe-fixes (unsafe: they change the artifact format)."
+        msg += f"\n{hidden_unsafe} more fixable with --fix --unsafe-fixes (unsafe: they change behaviour or the artifact; read the diff with --diff first)."
     print(msg, file=sys.stderr)
 
 

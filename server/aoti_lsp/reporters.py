@@ -7,7 +7,8 @@ import json
 import os
 
 from aoti_lsp import __version__
-from aoti_lsp.findings import Applicability, Finding
+from aoti_lsp.findings import Finding
+from aoti_lsp.fixer import applicable
 from aoti_lsp.positions import UTF32
 from aoti_lsp.rules import rule_by_code
 
@@ -59,7 +60,7 @@ def text(items, color: bool = False) -> str:
         end = _loc(source, finding.end)
         bold = (lambda s: f"\x1b[1m{s}\x1b[0m") if color else (lambda s: s)
         red = (lambda s: f"\x1b[31m{s}\x1b[0m") if color else (lambda s: s)
-        marker = " [*]" if finding.fix and finding.fix.applicability == Applicability.SAFE else ""
+        marker = " [*]" if applicable(finding.fix, unsafe=False) else ""
         out.append(f"{bold(_rel(finding.path))}:{loc['row']}:{loc['column']}: {red(finding.code)}{marker} {finding.message}")
         line = source.lines.line_bytes(loc["row"] - 1).decode("utf-8", "replace").rstrip("\r")
         width = len(str(loc["row"]))

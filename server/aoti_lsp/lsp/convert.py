@@ -20,7 +20,36 @@ _SEVERITY = {
     Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.INFO: types.DiagnosticSeverity.Information,
 }
-_PLACEHOLDER = re.compile(r"\$\{\d+:([^}]*)\}|\$\d+")
+def plain_text(snippet: str) -> str:
+    """Snippet text as the code it stands for, for clients without snippet edits:
+    `${1:default}` -> default, `$1` / `${1}` -> nothing, `\\$` `\\}` `\\\\` unescaped."""
+    out, i, n = [], 0, len(snippet)
+    while i < n:
+        ch = snippet[i]
+        if ch == "\\" and i + 1 < n and snippet[i + 1] in "$}\\":
+            out.append(snippet[i + 1])
+            i += 2
+        elif ch == "$" and i + 1 < n and snippet[i + 1].isdigit():
+            i += 1
+            while i < n and snippet[i].isdigit():
+                i += 1
+        elif ch == "$" and snippet.startswith("{", i + 1):
+            m = re.match(r"\$\{\d+(:?)", snippet[i:])
+            if m is None:
+                out.append(ch)
+                i += 1
+                continue
+            i += m.end()
+            while i < n and snippet[i] != "}":  # the default, itself escaped
+                if snippet[i] == "\\" and i + 1 < n and snippet[i + 1] in "$}\\":
+                    i += 1
+                out.append(snippet[i])
+                i += 1
+            i += 1  # the closing brace
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 def lsp_range(lines: LineIndex, start: int, end: int, encoding: str) -> types.Range:
@@ -28,11 +57,12 @@ def lsp_range(lines: LineIndex, start: int, end: int, encoding: str) -> types.Ra
     return types.Range(types.Position(sl, sc), types.Position(el, ec))
 
 
-def text_edits(lines: LineIndex, edits, encoding: str, snippets: bool = False) -> list[dict]:
-    """Plain dicts (they ride in Diagnostic.data); placeholders are dropped for clients without snippets."""
+def text_edits(lines: LineIndex, edits, encoding: str, snippet: bool = False, keep_snippet: bool = False) -> list[dict]:
+    """Plain dicts (they ride in Diagnostic.data). Snippet text (`snippet`) stays a snippet only
+    for a client that takes snippet edits (`keep_snippet`); otherwise it becomes plain code."""
     out = []
     for e in edits:
-        text = e.text if snippets else _PLACEHOLDER.sub(lambda m: m.group(1) or "", e.text)
+        text = plain_text(e.text) if snippet and not keep_snippet else e.text
         r = lsp_range(lines, e.start, e.end, encoding)
         out.append({"range": {"start": {"line": r.start.line, "character": r.start.character},
                               "end": {"line": r.end.line, "character": r.end.character}},
@@ -54,7 +84,7 @@ def fix_data(source: Source, fix, encoding: str, caps) -> dict:
         "title": fix.title,
         "applicability": fix.applicability.value,
         "snippet": fix.snippet and caps.snippet_edits,
-        "edits": text_edits(source.lines, fix.edits, encoding, snippets=caps.snippet_edits),
+        "edits": text_edits(source.lines, fix.edits, encoding, snippet=fix.snippet, keep_snippet=caps.snippet_edits),
     }
 
 
