@@ -101,7 +101,7 @@ def check(args) -> int:
     files, errors = discover(paths, cfg)
     for e in errors:
         print(f"aoti-lsp: error: {e}", file=sys.stderr)
-    triggers = tuple({t for r in all_rules() if cfg.enabled(r.code) for t in r.triggers})
+    rules = [r for r in all_rules() if cfg.enabled(r.code)]
     mode = ("diff" if args.diff else "fix" if args.fix else "check", args.unsafe_fixes)
     jobs = [(f, cfg, mode) for f in files]
     results = []
@@ -111,7 +111,7 @@ def check(args) -> int:
         data, err = _read(job[0])
         if err:
             results.append((job[0], None, None, [], [err]))
-        elif any(t.encode() in data for t in triggers):
+        elif _wanted(Source(data, job[0]), rules, cfg):
             candidates.append((*job, data))
     parallel = len(candidates) >= PARALLEL_MIN and args.jobs > 1
     pool = ProcessPoolExecutor(max_workers=args.jobs) if parallel else None
@@ -193,6 +193,11 @@ def _read(path: str) -> tuple[bytes, str | None]:
         return b"", f"{path}: {exc}"
     except OSError as exc:
         return b"", f"{path}: cannot read: {exc.strerror}"
+
+
+def _wanted(source: Source, rules, cfg) -> bool:
+    """Whether any rule would check or summarise this file: token look-ups only, no parse."""
+    return any(r.wants(source, cfg) or (hasattr(r, "summarize") and r.wants_summary(source, cfg)) for r in rules)
 
 
 def _summarize_one(job):

@@ -93,7 +93,7 @@ def analyze(source: Source, config: Config | None = None, rules: tuple[Rule, ...
     result = Result()
     active = [
         r for r in (rules if rules is not None else all_rules())
-        if config.enabled(r.code, source.path) and source.contains_any(r.triggers)
+        if config.enabled(r.code, source.path) and r.wants(source, config)
     ]
     if not active:
         return result

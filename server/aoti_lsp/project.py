@@ -27,7 +27,7 @@ def summarizers(config: Config | None = None):
 def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
     """{rule code: summary} for one file; rules whose triggers are absent are skipped."""
     out: dict[str, Any] = {}
-    rules = [r for r in summarizers(config) if source.contains_any(r.triggers)]
+    rules = [r for r in summarizers(config) if r.wants_summary(source, config or Config())]
     if not rules:
         return out
     ctx = Context(source, config or Config())

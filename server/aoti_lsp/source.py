@@ -55,6 +55,7 @@ class Source:
         self.path = path
         self._tree = tree
         self._occurrences: dict[str, list[int]] = {}
+        self._has: dict[str, bool] = {}
 
     @classmethod
     def from_text(cls, text: str, path: str = "<string>") -> "Source":
@@ -77,8 +78,15 @@ class Source:
     def node_text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8")
 
+    def has(self, token: str) -> bool:
+        """Whether `token` is in the text; cached, as every rule asks about its triggers."""
+        found = self._has.get(token)
+        if found is None:
+            found = self._has[token] = token.encode() in self.data
+        return found
+
     def contains_any(self, tokens: Iterable[str]) -> bool:
-        return any(t.encode() in self.data for t in tokens)
+        return any(map(self.has, tokens))
 
     def word_occurrences(self, word: str, after_dot: bool = False) -> Iterator[int]:
         """Offsets where `word` stands as a whole name (not inside a longer one; after a dot only

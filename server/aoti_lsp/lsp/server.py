@@ -132,7 +132,6 @@ class AotiServer(LanguageServer):
         rules = summarizers()
         if not rules:
             return
-        triggers = tuple({t.encode() for r in rules for t in r.triggers})
         changed = False
         for root in self.roots:
             files, _ = discover([root], self.config_for(root))
@@ -143,7 +142,8 @@ class AotiServer(LanguageServer):
                 try:
                     with open(path, "rb") as fh:
                         data = fh.read()
-                    if not any(t in data for t in triggers):
+                    cfg = self.config_for(path)
+                    if not any(r.wants_summary(Source(data, path), cfg) for r in rules):
                         continue
                     decode_check(data)
                 except (OSError, SourceError):

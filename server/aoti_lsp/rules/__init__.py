@@ -26,6 +26,8 @@ class Rule:
     severity: ClassVar[Severity] = Severity.WARNING
     deprecated: ClassVar[bool] = False
     triggers: ClassVar[tuple[str, ...]]  # a file holding none of these is never parsed for this rule
+    requires_any: ClassVar[tuple[str, ...]] = ()  # ...nor one holding none of these (when set)
+    summary_triggers: ClassVar[tuple[str, ...] | None] = None  # for `summarize`; default: triggers
     explanation: ClassVar[str]  # markdown: what goes wrong and why (from aoti-facts)
     fix_explanation: ClassVar[str] = ""
     # Fixit-style examples: they drive tests/test_rule_examples.py and the docs.
@@ -38,6 +40,19 @@ class Rule:
 
     def check(self, ctx: "Context") -> Iterable[Finding]:
         raise NotImplementedError
+
+    def triggers_for(self, config) -> tuple[str, ...]:
+        """Trigger tokens under a configuration (a rule with configurable names overrides this)."""
+        return self.triggers
+
+    def wants(self, source, config) -> bool:
+        """Whether `check` can find anything in this source: decided from its text, before parsing."""
+        return any(map(source.has, self.triggers_for(config))) and (
+            not self.requires_any or any(map(source.has, self.requires_any)))
+
+    def wants_summary(self, source, config) -> bool:
+        tokens = self.summary_triggers if self.summary_triggers is not None else self.triggers_for(config)
+        return any(map(source.has, tokens))
 
 
 @lru_cache(maxsize=None)

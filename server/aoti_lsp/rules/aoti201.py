@@ -15,6 +15,8 @@ from aoti_lsp.fixes.jagged import (
 )
 from aoti_lsp.jagged import (
     DEFAULT_JAGGED_NAMES,
+    jagged_patterns,
+    DEFAULT_JAGGED_NAMES,
     Flow,
     Model,
     Site,
@@ -82,8 +84,13 @@ class EmptyJaggedInput(Rule):
     code = "AOTI201"
     name = "empty-jagged-input"
     summary = "A jagged input (lengths/offsets) reaches a size-sensitive operation with no effective empty guard"
-    # export / load: files that only export or call a package still need a summary
-    triggers = ("forward", "compile", "export", "aoti_load_package", "aot_load")
+    # checked only where a jagged name is spelt (configurable: see triggers_for) in a file
+    # with a forward or a compiled function
+    triggers = tuple(p.strip("*") for p in DEFAULT_JAGGED_NAMES)
+    requires_any = ("def forward", "compile(", "@torch.compile", "@compile")
+    # files that only export a model or call a package still need a summary (cross-file)
+    summary_triggers = ("export(", "export_for_training", "draft_export", "aot_compile", "aoti_compile_and_package",
+                        "load_package", "aot_load")
     explanation = f"""\
 Jagged batches come as flat `values` plus per-row `lengths` (or `offsets`). A request with
 no rows gives a `lengths` of size 0, and a batch whose rows are all empty gives `values` with
@@ -157,6 +164,11 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
         "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
         "        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n"),
     )
+
+    def triggers_for(self, config):
+        # a pattern's literal part must be spelt somewhere; "*" alone matches anything
+        parts = tuple(p.replace("*", "") for p in jagged_patterns(config))
+        return parts if all(parts) else self.requires_any
 
     def summarize(self, ctx):
         return Model(ctx, self.code).summary() or None

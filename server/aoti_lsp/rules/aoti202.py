@@ -22,7 +22,13 @@ class GuardDroppedByExport(Rule):
     code = "AOTI202"
     name = "guard-dropped-by-export"
     summary = "An empty-input guard inside an exported forward: torch.export removes it, the package runs on empty input anyway"
-    triggers = ("forward", "compile", "export", "aoti_load_package", "aot_load")
+    # the guard forms the rule knows, in a file with a forward or an AOT-compiled function
+    # (torch.compile keeps guards: a file whose only function is compiled that way needs no look)
+    triggers = ("numel", "shape[0]", "size(0)", "len(", "_check", "cond(")
+    requires_any = ("def forward", "aot_compile(")
+    # files that only export a model or call a package still need a summary (cross-file)
+    summary_triggers = ("export(", "export_for_training", "draft_export", "aot_compile", "aoti_compile_and_package",
+                        "load_package", "aot_load")
     explanation = """\
 `torch.export` traces dynamic dims as if they were >= 2, even with `Dim("B", min=0)` (and it
 refuses an example input of size 0 or 1 on a dynamic dim). A shape test on an input is
