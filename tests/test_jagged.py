@@ -253,3 +253,18 @@ def test_callers_in_other_files_count():
     (f,) = findings(models, "AOTI201", project=more, path="pkg/models.py")
     assert "(batch.py, line 3, is not checked)" in f.message
     assert [r.path for r in f.related] == ["pkg/export.py", "pkg/batch.py"]
+
+
+def test_guard_in_a_class_nobody_exports_is_not_even_parsed():
+    code = "class Pool:\n    def forward(self, lengths):\n        if lengths.numel() == 0:\n            return lengths\n        return lengths.sum()\n"
+    exported = "import torch\nfrom pool import Pool\nep = torch.export.export(Pool(), (x,))\n"
+    rule = rule_by_code("AOTI202")
+    project = Project()
+    project.update("/ws/other.py", summarize(Source.from_text("import torch\nep = torch.export.export(Other(), (x,))\n", "/ws/other.py")))
+    src = Source.from_text(code, "/ws/pool.py")
+    assert rule.wants(src, Config()) and not rule.relevant(src, project)
+    assert analyze(src, Config(), project=project).findings == [] and src._tree is None
+    project.update("/ws/export.py", summarize(Source.from_text(exported, "/ws/export.py")))
+    src = Source.from_text(code, "/ws/pool.py")
+    assert rule.relevant(src, project)
+    assert [f.code for f in analyze(src, Config(), project=project).findings] == ["AOTI202"]

@@ -122,7 +122,8 @@ def check(args) -> int:
         if summarizers(cfg):
             for path, summary in mapper(_summarize_one, [(c[0], c[1], c[3]) for c in candidates]):
                 project.update(path, summary)
-        results.extend(mapper(_run_one, [(*c, project) for c in candidates]))
+        checked = [c for c in candidates if _wanted(Source(c[3], c[0]), rules, cfg, project)]
+        results.extend(mapper(_run_one, [(*c, project) for c in checked]))
     finally:
         if pool:
             pool.shutdown()
@@ -195,9 +196,12 @@ def _read(path: str) -> tuple[bytes, str | None]:
         return b"", f"{path}: cannot read: {exc.strerror}"
 
 
-def _wanted(source: Source, rules, cfg) -> bool:
-    """Whether any rule would check or summarise this file: token look-ups only, no parse."""
-    return any(r.wants(source, cfg) or (hasattr(r, "summarize") and r.wants_summary(source, cfg)) for r in rules)
+def _wanted(source: Source, rules, cfg, project=None) -> bool:
+    """Before the summaries (project None): would any rule check or summarise this file?
+    After: would any rule check it? Token look-ups only, no parse."""
+    if project is None:
+        return any(r.wants(source, cfg) or (hasattr(r, "summarize") and r.wants_summary(source, cfg)) for r in rules)
+    return any(r.wants(source, cfg) and r.relevant(source, project) for r in rules)
 
 
 def _summarize_one(job):

@@ -93,7 +93,7 @@ def analyze(source: Source, config: Config | None = None, rules: tuple[Rule, ...
     result = Result()
     active = [
         r for r in (rules if rules is not None else all_rules())
-        if config.enabled(r.code, source.path) and r.wants(source, config)
+        if config.enabled(r.code, source.path) and r.wants(source, config) and r.relevant(source, project)
     ]
     if not active:
         return result

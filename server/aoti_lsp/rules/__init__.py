@@ -50,6 +50,10 @@ class Rule:
         return any(map(source.has, self.triggers_for(config))) and (
             not self.requires_any or any(map(source.has, self.requires_any)))
 
+    def relevant(self, source, project) -> bool:
+        """A second, cross-file gate, once the project's summaries are known (still no parse)."""
+        return True
+
     def wants_summary(self, source, config) -> bool:
         tokens = self.summary_triggers if self.summary_triggers is not None else self.triggers_for(config)
         return any(map(source.has, tokens))

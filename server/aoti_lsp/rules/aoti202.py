@@ -79,6 +79,15 @@ placeholder. Otherwise no fix: the message says where the check must go."""
         "compiled = torch.compile(Pool())\n"),
     )
 
+    def relevant(self, source, project):
+        """Only a forward whose class is exported matters: this file exports something, or
+        another file of the project exports a class this file defines."""
+        if project is None or any(map(source.has, self.summary_triggers)):
+            return True
+        names = {(export[1] or export[0]).rsplit(".", 1)[-1] for code in ("AOTI201", "AOTI202")
+                 for summary in project.of(code).values() for export in summary.get("exports", ())}
+        return any(source.has(f"class {name}") for name in names)
+
     def summarize(self, ctx):
         return Model(ctx, self.code).summary() or None
 
