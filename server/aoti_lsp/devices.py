@@ -28,6 +28,7 @@ from tree_sitter import Node
 
 from aoti_lsp import pt2
 from aoti_lsp.names import ALIAS, LOCAL
+from aoti_lsp.source import descendants
 
 CODES = ("AOTI101", "AOTI102", "AOTI103")
 TRIGGERS = ("aot_load", "load_package", "aot_compile", "aoti_compile_and_package")
@@ -747,7 +748,7 @@ class Analysis:
         while n is not None:  # a function defined inside `with torch.device(...)` may run inside it
             if n.type == "with_statement" and any(
                     c.type == "call" and self.qualname(c) == "torch.device"
-                    for c in _descendants(n.named_children[0], "call")):
+                    for c in descendants(n.named_children[0], "call")):
                 return None
             n = n.parent
         setters = self.calls_of(SET_DEFAULT)
@@ -1180,7 +1181,7 @@ class Analysis:
             if cls is None:
                 return []
             attr = left.child_by_field_name("attribute").text
-            assigned = [n for n in _descendants(cls, "assignment")
+            assigned = [n for n in descendants(cls, "assignment")
                         if (lhs := n.child_by_field_name("left")) is not None and lhs.type == "attribute"
                         and lhs.child_by_field_name("attribute").text == attr
                         and lhs.child_by_field_name("object").text == b"self"]
@@ -1249,14 +1250,6 @@ def _prod(values: Iterable[int]) -> int:
         out *= v
     return out
 
-
-def _descendants(node: Node, type_: str):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == type_:
-            yield n
-        stack.extend(n.named_children)
 
 
 _analyses: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from aoti_lsp.source import descendants
+
 IMPORT, ALIAS, LOCAL, DEF, SHIM = "import", "alias", "local", "def", "shim"
 SCOPE_TYPES = ("function_definition", "lambda", "class_definition")
 IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
@@ -197,7 +199,7 @@ def _read_statement(stmt: Node, scope: Scope) -> None:
         _bind_targets(stmt.child_by_field_name("left"), scope, stmt.start_byte)
         _read_children_blocks(stmt, scope)
     elif t == "with_statement":
-        for item in _descendants_of_type(stmt, "as_pattern_target"):
+        for item in descendants(stmt, "as_pattern_target", skip=("block", "as_pattern_target")):
             _bind_targets(item, scope, stmt.start_byte)
         _read_children_blocks(stmt, scope)
     elif t == "try_statement":
@@ -287,13 +289,3 @@ def _param_names(params: Node):
                 if c.type in ("list_splat_pattern", "dictionary_splat_pattern"):
                     yield from _param_names(c)
                     break
-
-
-def _descendants_of_type(node: Node, type_: str):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == type_:
-            yield n
-        elif n.type != "block":
-            stack.extend(n.named_children)

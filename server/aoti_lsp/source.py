@@ -33,6 +33,18 @@ def query(name: str) -> Query:
     return _queries[name]
 
 
+def descendants(node: Node, type_: str | None = None, skip: tuple[str, ...] = ()):
+    """`node` and the nodes below it (of `type_`, when given); a node of a `skip` type is
+    yielded but not entered."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type_ is None or n.type == type_:
+            yield n
+        if n.type not in skip:
+            stack.extend(n.children)
+
+
 class SourceError(Exception):
     """A file that cannot be analysed (binary, not UTF-8); the message says why."""
 

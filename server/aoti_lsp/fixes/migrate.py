@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     import libcst as cst
 
 from aoti_lsp.findings import Applicability, Edit, Fix
-from aoti_lsp.names import DEF, IMPORT, LOCAL, ALIAS, dotted_parts
+from aoti_lsp.names import ALIAS, DEF, IMPORT, LOCAL, dotted_parts
+from aoti_lsp.source import descendants
 
 EXPORT = "torch.export.export"
 PACKAGE = "torch._inductor.aoti_compile_and_package"
@@ -235,7 +236,7 @@ def _rename_paths(ctx, call: Node, out_path: cst.BaseExpression, other_calls: li
         b = ctx.names.lookup(out_path.value, call.start_byte, ctx.names.scope_of(call))
         if b is not None and b.kind in (LOCAL, ALIAS) and b.value is not None:
             # a path constant: "out/m.so", f"{d}/m.so", os.path.join(d, "m.so"), ...
-            texts.update(n.text for n in _descendants(b.value) if n.type == "string_content")
+            texts.update(n.text for n in descendants(b.value, "string_content"))
     skip = [(c.start_byte, c.end_byte) for c in [call, *other_calls]]
     edits = []
     for text in texts:
@@ -249,14 +250,6 @@ def _rename_paths(ctx, call: Node, out_path: cst.BaseExpression, other_calls: li
                 edits.append(Edit(node.end_byte - 3, node.end_byte, ".pt2"))
             at = src.data.find(text, at + 1)
     return edits
-
-
-def _descendants(node: Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
 
 
 # -- load ------------------------------------------------------------------------------------

@@ -123,6 +123,14 @@ class AotiServer(LanguageServer):
         summary = summarize(source, self.config_for(path)) if source is not None else {}
         return self.project.update(os.path.abspath(path), summary)
 
+    def recheck(self, doc: Document) -> None:
+        """After a document changed: its summary first (other files may depend on it), then
+        its diagnostics, or every open document's when the summary changed."""
+        if self.update_summary(doc.path, doc.source()):
+            self.refresh_all()
+        else:
+            self.publish(doc)
+
     def is_open(self, path: str) -> bool:
         return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
 
@@ -206,11 +214,7 @@ def did_open(ls: AotiServer, params: types.DidOpenTextDocumentParams):
     td = params.text_document
     if td.language_id not in ("python", "") and not td.uri.endswith((".py", ".pyi")):
         return
-    doc = _open(ls, td.uri, td.text, td.version)
-    if ls.update_summary(doc.path, doc.source()):
-        ls.refresh_all()
-    else:
-        ls.publish(doc)
+    ls.recheck(_open(ls, td.uri, td.text, td.version))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -221,22 +225,15 @@ def did_change(ls: AotiServer, params: types.DidChangeTextDocumentParams):
         return
     doc.apply(params.content_changes, params.text_document.version, ls.encoding)
     if ls.settings.get("run", "onType") == "onType":
-        if ls.update_summary(doc.path, doc.source()):
-            ls.refresh_all()
-        else:
-            ls.publish(doc)
+        ls.recheck(doc)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 @safe
 def did_save(ls: AotiServer, params: types.DidSaveTextDocumentParams):
     doc = ls.docs.get(params.text_document.uri)
-    if doc is None:
-        return
-    if ls.update_summary(doc.path, doc.source()):
-        ls.refresh_all()
-    else:
-        ls.publish(doc)
+    if doc is not None:
+        ls.recheck(doc)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
