@@ -11,9 +11,11 @@ import difflib
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
+from aoti_lsp import reporters
 from aoti_lsp.engine import analyze
 from aoti_lsp.files import discover
 from aoti_lsp.fixer import applicable, fix_source
@@ -96,7 +98,7 @@ def _rule(argv: list[str]) -> int:
 
 def check(args) -> int:
     paths = args.paths or ["."]
-    cfg = configmod.parse(__import__("pathlib").Path(args.config)) if args.config else configmod.load(paths[0])
+    cfg = configmod.parse(Path(args.config)) if args.config else configmod.load(paths[0])
     cfg = cfg.with_overrides(select=args.select, ignore=args.ignore, extend_select=args.extend_select, exclude=args.exclude)
     files, errors = discover(paths, cfg)
     for e in errors:
@@ -128,7 +130,7 @@ def check(args) -> int:
         if pool:
             pool.shutdown()
 
-    items, hidden_unsafe, fixable, changed, fixed_total = [], 0, 0, 0, 0
+    items, hidden_unsafe, fixable, changed = [], 0, 0, 0
     internal = bool(errors)
     for path, old, new, findings, errs in sorted(results, key=lambda r: r[0]):
         for e in errs:
@@ -149,11 +151,8 @@ def check(args) -> int:
                 fixable += 1
             elif applicable(f.fix, True):
                 hidden_unsafe += 1
-        if new is not None and new != old:
-            fixed_total += 1
     if not args.diff:
-        out = __import__("aoti_lsp.reporters", fromlist=["render"]).render(
-            args.output_format, items, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        out = reporters.render(args.output_format, items, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         if out:
             print(out)
     if args.output_format == "text" and not args.quiet and not args.diff:
