@@ -18,10 +18,10 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed
 
 demo: setup
-	@echo "== aoti-lsp --check examples/"
-	-$(AOTI) --check examples
+	@echo "== aoti-lsp --check examples/   (exit 1: the examples are meant to have findings)"
+	@$(AOTI) --check examples; test $$? -eq 1
 	@echo; echo "== the migration it would apply (aoti-lsp --check --diff --unsafe-fixes examples/deprecated_api.py)"
-	-$(AOTI) --check --diff --unsafe-fixes examples/deprecated_api.py
+	@$(AOTI) --check --diff --unsafe-fixes examples/deprecated_api.py; test $$? -eq 1
 	@echo; echo "== one rule's documentation (aoti-lsp rule AOTI001)"
 	@$(AOTI) rule AOTI001 | head -20
 

@@ -26,7 +26,7 @@ def build(out_dir: str):
         model,
         (x,),
         {"bias": torch.zeros(4)},
-        dynamic_shapes=({0: batch}, {"bias": None}),
+        dynamic_shapes={"x": {0: batch}, "bias": None},
         options={"aot_inductor.output_path": os.path.join(out_dir, "scale.so"), "max_autotune": False},
     )
     return so_path
