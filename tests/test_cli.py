@@ -168,3 +168,28 @@ def test_check_does_not_import_pygls_or_torch(proj):
     (proj / "bad.py").write_text(BAD)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=proj)
     assert out.returncode == 1 and out.stdout.strip().endswith("['libcst']"), out.stdout + out.stderr
+
+
+def test_parallel_run_matches_serial(proj, capsys):
+    """Many files take the multi-process path (runner.py): same findings as one process,
+    cross-file facts included, read errors included, and --fix rewrites the same files."""
+    for i in range(80):
+        (proj / f"plain_{i}.py").write_text(f"import torch\nx{i} = torch.randn({i + 1})\n")
+    (proj / "bad.py").write_text(BAD)
+    (proj / "latin.py").write_bytes("# caf\xe9\n".encode("latin-1"))
+    (proj / "make_package.py").write_text(
+        'import torch\nexample = torch.randn(4, 8, device="cuda")\nep = torch.export.export(M(), (example,))\n'
+        'torch._inductor.aoti_compile_and_package(ep, package_path="out/model.pt2")\n')
+    (proj / "app.py").write_text(
+        'import torch\nrunner = torch._inductor.aoti_load_package("out/model.pt2")\nprint(runner(torch.randn(4, 8)))\n')
+    outs = []
+    for jobs in ("1", "2"):
+        code, out, err = run(capsys, "--check", "--output-format", "json", "-j", jobs, ".")
+        outs.append((code, json.loads(out), "latin.py: not valid UTF-8" in err))
+    assert outs[0] == outs[1]
+    code, items, saw_error = outs[1]
+    assert code == 1 and saw_error
+    assert sorted({(i["filename"], i["code"]) for i in items}) == [("app.py", "AOTI102"), ("bad.py", "AOTI001")]
+    assert run(capsys, "--check", "--fix", "--unsafe-fixes", "-j", "2", ".")[0] == 0
+    assert "aoti_compile_and_package" in (proj / "bad.py").read_text()
+    assert 'runner(torch.randn(4, 8, device="cuda"))' in (proj / "app.py").read_text()

@@ -10,21 +10,16 @@ import argparse
 import difflib
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
-from aoti_lsp import reporters
-from aoti_lsp.engine import analyze
+from aoti_lsp import reporters, runner
 from aoti_lsp.files import discover
-from aoti_lsp.fixer import applicable, fix_source
-from aoti_lsp.project import Project, summarize, summarizers
+from aoti_lsp.fixer import applicable
 from aoti_lsp.rules import all_rules, rule_by_code
-from aoti_lsp.source import Source, SourceError, decode_check
+from aoti_lsp.source import Source
 
-MAX_BYTES = 10 * 1024 * 1024
-PARALLEL_MIN = 24  # below this many candidate files, a process pool costs more than it saves
 
 
 def _codes(value: str) -> list[str]:
@@ -111,32 +106,12 @@ def check(args) -> int:
     files, errors = discover(paths, cfg)
     for e in errors:
         print(f"aoti-lsp: error: {e}", file=sys.stderr)
-    rules = [r for r in all_rules() if cfg.enabled(r.code)]
     mode = ("diff" if args.diff else "fix" if args.fix else "check", args.unsafe_fixes)
-    jobs = [(f, cfg, mode) for f in files]
-    results = []
-    # most files hold no trigger token: read and skip them here, parse only the rest
-    candidates = []
-    for job in jobs:
-        data, err = _read(job[0])
-        if err:
-            results.append((job[0], None, None, [], [err]))
-        elif _wanted(Source(data, job[0]), rules, cfg):
-            candidates.append((*job, data))
-    parallel = len(candidates) >= PARALLEL_MIN and args.jobs > 1
-    pool = ProcessPoolExecutor(max_workers=args.jobs) if parallel else None
     try:
-        mapper = (lambda f, xs: pool.map(f, xs, chunksize=8)) if pool else map
-        # pass 1: cross-file summaries (only rules that define one); pass 2: the check
-        project = Project()
-        if summarizers(cfg):
-            for path, summary in mapper(_summarize_one, [(c[0], c[1], c[3]) for c in candidates]):
-                project.update(path, summary)
-        checked = [c for c in candidates if _wanted(Source(c[3], c[0]), rules, cfg, project)]
-        results.extend(mapper(_run_one, [(*c, project) for c in checked]))
-    finally:
-        if pool:
-            pool.shutdown()
+        results = runner.run(files, cfg, mode, args.jobs)
+    except RuntimeError as exc:
+        print(f"aoti-lsp: error: internal error: {exc}", file=sys.stderr)
+        return 2
 
     items, hidden_unsafe, fixable, changed = [], 0, 0, 0
     internal = bool(errors)
@@ -186,47 +161,6 @@ def _summary(count, fixable, hidden_unsafe, changed, args):
     if hidden_unsafe:
         msg += f"\n{hidden_unsafe} more fixable with --fix --unsafe-fixes (unsafe: they change behaviour or the artifact; read the diff with --diff first)."
     print(msg, file=sys.stderr)
-
-
-def _read(path: str) -> tuple[bytes, str | None]:
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            return b"", f"{path}: skipped: {size // 1024 // 1024} MB is over the {MAX_BYTES // 1024 // 1024} MB limit"
-        with open(path, "rb") as fh:
-            data = fh.read()
-        decode_check(data)
-        return data, None
-    except SourceError as exc:
-        return b"", f"{path}: {exc}"
-    except OSError as exc:
-        return b"", f"{path}: cannot read: {exc.strerror}"
-
-
-def _wanted(source: Source, rules, cfg, project=None) -> bool:
-    """Before the summaries (project None): would any rule check or summarise this file?
-    After: would any rule check it? Token look-ups only, no parse."""
-    if project is None:
-        return any(r.wants(source, cfg) or (hasattr(r, "summarize") and r.wants_summary(source, cfg)) for r in rules)
-    return any(r.wants(source, cfg) and r.relevant(source, project) for r in rules)
-
-
-def _summarize_one(job):
-    path, cfg, data = job
-    return path, summarize(Source(data, path), cfg)
-
-
-def _run_one(job):
-    path, cfg, (mode, unsafe), data, project = job
-    source = Source(data, path)
-    if mode == "check":
-        result = analyze(source, cfg, project=project)
-        return path, data, None, result.findings, result.errors
-    if source.tree.root_node.has_error:
-        result = analyze(source, cfg, project=project)
-        return path, data, None, result.findings, [*result.errors, f"{path}: has syntax errors: fixes not applied"]
-    fixed = fix_source(source, cfg, unsafe=unsafe, project=project)
-    return path, data, fixed.data, fixed.remaining, fixed.errors
 
 
 def _write(path: str, data: bytes) -> None:

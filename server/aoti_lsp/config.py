@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -61,15 +63,14 @@ class Config:
         """Patterns with a "/" match the path from the config's folder; bare names match any
         folder or file name below `base` (the path the user gave), so checking a folder that
         itself sits in, say, site-packages still works."""
-        rel = self.relative(path)
-        below = os.path.relpath(os.path.abspath(path), os.path.abspath(base)) if base else rel
-        parts = below.replace(os.sep, "/").split("/")
-        for pattern in self.exclude:
-            if "/" in pattern.rstrip("/"):
-                if _match(rel, pattern):
-                    return True
-            elif any(fnmatch.fnmatch(p, pattern) for p in parts if p not in (".", "..")):
-                return True
+        literal, globs, anchored = _compiled(self.exclude)
+        below = os.path.relpath(os.path.abspath(path), os.path.abspath(base)) if base else self.relative(path)
+        parts = [p for p in below.replace(os.sep, "/").split("/") if p not in (".", "..")]
+        if not literal.isdisjoint(parts) or any(g(p) for g in globs for p in parts):
+            return True
+        if anchored:
+            rel = self.relative(path)
+            return any(_match(rel, pattern) for pattern in anchored)
         return False
 
     def with_overrides(self, select=None, ignore=None, extend_select=None, exclude=None) -> "Config":
@@ -83,6 +84,15 @@ class Config:
         if exclude:
             cfg = replace(cfg, exclude=cfg.exclude + tuple(exclude))
         return cfg
+
+
+@lru_cache(maxsize=32)
+def _compiled(exclude: tuple[str, ...]):
+    """(plain names, compiled name globs, patterns with a "/") of an exclude list."""
+    bare = [p.rstrip("/") for p in exclude if "/" not in p.rstrip("/")]
+    literal = frozenset(p for p in bare if not any(c in p for c in "*?["))
+    globs = tuple(re.compile(fnmatch.translate(p)).match for p in bare if p not in literal)
+    return literal, globs, tuple(p for p in exclude if "/" in p.rstrip("/"))
 
 
 def _match(rel: str, pattern: str) -> bool:

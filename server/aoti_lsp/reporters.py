@@ -7,7 +7,6 @@ import json
 import os
 
 from aoti_lsp import __version__
-from aoti_lsp.findings import Finding
 from aoti_lsp.fixer import applicable
 from aoti_lsp.positions import UTF32
 from aoti_lsp.rules import rule_by_code

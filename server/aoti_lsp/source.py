@@ -79,6 +79,10 @@ class Source:
             self._tree = parser().parse(self.data)
         return self._tree
 
+    @property
+    def parsed(self) -> bool:
+        return self._tree is not None
+
     @cached_property
     def text(self) -> str:
         return self.data.decode("utf-8")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 
 from aoti_lsp.findings import Finding, Related
 from aoti_lsp.fixes.jagged import (
@@ -14,7 +15,6 @@ from aoti_lsp.fixes.jagged import (
     rewrite,
 )
 from aoti_lsp.jagged import (
-    DEFAULT_JAGGED_NAMES,
     jagged_patterns,
     DEFAULT_JAGGED_NAMES,
     Flow,
@@ -80,6 +80,13 @@ def where(ctx, export) -> str:
     return f"in {relative(ctx, export.path)}"
 
 
+@lru_cache(maxsize=8)
+def _jagged_param(patterns: tuple[str, ...]) -> "re.Pattern[bytes]":
+    """`def name(... lengths ...)`: a parameter list (one level of nested brackets) naming a jagged input."""
+    names = b"|".join(re.escape(p.encode()).replace(rb"\*", rb"\w*").replace(rb"\?", rb"\w") for p in patterns)
+    return re.compile(rb"\bdef\s+\w+\s*\((?:[^()]|\([^()]*\))*?(?<![\w.])(?:" + names + rb")\b")
+
+
 class EmptyJaggedInput(Rule):
     code = "AOTI201"
     name = "empty-jagged-input"
@@ -87,7 +94,7 @@ class EmptyJaggedInput(Rule):
     # checked only where a jagged name is spelt (configurable: see triggers_for) in a file
     # with a forward or a compiled function
     triggers = tuple(p.strip("*") for p in DEFAULT_JAGGED_NAMES)
-    requires_any = ("def forward", "compile(", "@torch.compile", "@compile")
+    requires_any = ("def forward", "torch.compile", "aot_compile", "@compile")  # not re.compile
     # files that only export a model or call a package still need a summary (cross-file)
     summary_triggers = ("export(", "export_for_training", "draft_export", "aot_compile", "aoti_compile_and_package",
                         "load_package", "aot_load")
@@ -164,6 +171,11 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
         "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
         "        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n"),
     )
+
+    def wants(self, source, config):
+        # beyond the tokens, some `def` must take a jagged-named parameter (a forward or a
+        # compiled function): one regex over the text, far cheaper than parsing a big file
+        return super().wants(source, config) and _jagged_param(jagged_patterns(config)).search(source.data) is not None
 
     def triggers_for(self, config):
         # a pattern's literal part must be spelt somewhere; "*" alone matches anything
