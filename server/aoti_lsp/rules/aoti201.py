@@ -174,8 +174,11 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
 
     def wants(self, source, config):
         # beyond the tokens, some `def` must take a jagged-named parameter (a forward or a
-        # compiled function): one regex over the text, far cheaper than parsing a big file
-        return super().wants(source, config) and _jagged_param(jagged_patterns(config)).search(source.data) is not None
+        # compiled function): one regex over the text, far cheaper than parsing a big file.
+        # Once parsed (the editor's incremental tree) the regex only costs: skip it.
+        if not super().wants(source, config):
+            return False
+        return source.parsed or _jagged_param(jagged_patterns(config)).search(source.data) is not None
 
     def triggers_for(self, config):
         # a pattern's literal part must be spelt somewhere; "*" alone matches anything
