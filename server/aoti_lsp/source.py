@@ -84,10 +84,6 @@ class Source:
         return self._tree is not None
 
     @cached_property
-    def text(self) -> str:
-        return self.data.decode("utf-8")
-
-    @cached_property
     def lines(self) -> LineIndex:
         return LineIndex(self.data)
 
@@ -100,9 +96,6 @@ class Source:
         if found is None:
             found = self._has[token] = token.encode() in self.data
         return found
-
-    def contains_any(self, tokens: Iterable[str]) -> bool:
-        return any(map(self.has, tokens))
 
     def word_occurrences(self, word: str, after_dot: bool = False) -> Iterator[int]:
         """Offsets where `word` stands as a whole name (not inside a longer one; after a dot only
