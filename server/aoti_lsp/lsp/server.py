@@ -66,6 +66,7 @@ class AotiServer(LanguageServer):
         self._results: dict[str, tuple[tuple, Result]] = {}
         self.roots: list[str] = []
         self.generation = 0  # bumps when settings or config files change: part of result ids
+        self.config_errors: set[str] = set()
 
     # -- state ---------------------------------------------------------------------------
     @property
@@ -77,7 +78,9 @@ class AotiServer(LanguageServer):
         try:
             cfg = configmod.load(path)
         except configmod.ConfigError as exc:
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, str(exc)))
+            if str(exc) not in self.config_errors:  # once, not on every keystroke
+                self.config_errors.add(str(exc))
+                self.window_show_message(types.ShowMessageParams(types.MessageType.Error, str(exc)))
             cfg = configmod.Config()
         return cfg.with_overrides(select=self.settings.get("select"), ignore=self.settings.get("ignore"))
 
@@ -101,6 +104,8 @@ class AotiServer(LanguageServer):
         for doc in self.docs.values():
             if os.path.abspath(doc.path) == os.path.abspath(path):
                 return doc.lines
+        if not path.endswith((".py", ".pyi")):
+            return LineIndex(b"")  # e.g. a .pt2 package: related information points at its start
         try:
             with open(path, "rb") as fh:
                 return LineIndex(fh.read())
