@@ -81,10 +81,12 @@ def where(ctx, export) -> str:
 
 
 @lru_cache(maxsize=8)
-def _jagged_param(patterns: tuple[str, ...]) -> "re.Pattern[bytes]":
-    """`def name(... lengths ...)`: a parameter list (one level of nested brackets) naming a jagged input."""
+def _jagged_param(patterns: tuple[str, ...], any_def: bool) -> "re.Pattern[bytes]":
+    """`def forward(... lengths ...)` (any def name when `any_def`): a parameter list (one level
+    of nested brackets) naming a jagged input."""
     names = b"|".join(re.escape(p.encode()).replace(rb"\*", rb"\w*").replace(rb"\?", rb"\w") for p in patterns)
-    return re.compile(rb"\bdef\s+\w+\s*\((?:[^()]|\([^()]*\))*?(?<![\w.])(?:" + names + rb")\b")
+    func = rb"\w+" if any_def else rb"forward"
+    return re.compile(rb"\bdef\s+" + func + rb"\s*\((?:[^()]|\([^()]*\))*?(?<![\w.])(?:" + names + rb")\b")
 
 
 class EmptyJaggedInput(Rule):
@@ -178,7 +180,11 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
         # Once parsed (the editor's incremental tree) the regex only costs: skip it.
         if not super().wants(source, config):
             return False
-        return source.parsed or _jagged_param(jagged_patterns(config)).search(source.data) is not None
+        if source.parsed:
+            return True
+        # without a compile call in the file, only a `forward` can be a target
+        any_def = any(map(source.has, self.requires_any[1:]))
+        return _jagged_param(jagged_patterns(config), any_def).search(source.data) is not None
 
     def triggers_for(self, config):
         # a pattern's literal part must be spelt somewhere; "*" alone matches anything
