@@ -559,21 +559,27 @@ class Model:
                 return self.path_value(p.child_by_field_name("value"), depth + 1)
         return None
 
-    def _export_key(self, node: Node, depth: int = 0) -> str | None:
-        node = unparen(node)
-        if node is None or depth > 6:
-            return None
-        if node.type == "call":
-            for call, _, key in self.export_calls:
-                if call.start_byte == node.start_byte and call.end_byte == node.end_byte:
-                    return key
-            return None
-        if node.type == "identifier":
+    def _call_behind(self, node: Node | None) -> Node | None:
+        """The call an expression is, or that a name is bound to through simple assignments."""
+        for _ in range(7):
+            node = unparen(node)
+            if node is None or node.type == "call":
+                return node
+            if node.type != "identifier":
+                return None
             names = self.ctx.names
             b = names.lookup(text(node), node.start_byte, names.scope_of(node))
-            if b is not None and b.value is not None:
-                return self._export_key(b.value, depth + 1)
+            if b is None or b.value is None:
+                return None
+            node = b.value
         return None
+
+    def _export_key(self, node: Node) -> str | None:
+        call = self._call_behind(node)
+        if call is None:
+            return None
+        return next((key for c, _, key in self.export_calls
+                     if c.start_byte == call.start_byte and c.end_byte == call.end_byte), None)
 
     def summary(self) -> dict:
         exports = []
@@ -766,23 +772,16 @@ class Model:
                 out.append((call, key))
         return out
 
-    def _package_key(self, node: Node, depth: int = 0) -> str | None:
-        node = unparen(node)
-        if node is None or depth > 6:
+    def _package_key(self, node: Node) -> str | None:
+        call = self._call_behind(node)
+        if call is None:
             return None
-        if node.type == "call":
-            for call, key, _ in self.packages:
-                if call.start_byte == node.start_byte and call.end_byte == node.end_byte:
-                    return key
-            for call, qualname, key in self.export_calls:  # aot_compile(model, ...) -> .so path
-                if qualname == "torch._export.aot_compile" and call.start_byte == node.start_byte:
-                    return key
-            return None
-        if node.type == "identifier":
-            names = self.ctx.names
-            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
-            if b is not None and b.value is not None:
-                return self._package_key(b.value, depth + 1)
+        for c, key, _ in self.packages:
+            if c.start_byte == call.start_byte and c.end_byte == call.end_byte:
+                return key
+        for c, qualname, key in self.export_calls:  # aot_compile(model, ...) -> .so path
+            if qualname == "torch._export.aot_compile" and c.start_byte == call.start_byte:
+                return key
         return None
 
     def call_sites(self, target: Target, all_calls: bool = False) -> list[CallSite]:
