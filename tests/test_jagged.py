@@ -221,7 +221,10 @@ def test_summary_is_small_and_picklable():
                            "torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n", "pkg/x.py")
     summary = summarize(src)
     assert pickle.loads(pickle.dumps(summary)) == summary
-    assert summary["AOTI202"]["packages"] == [("m.pt2", "M", "models.M")]
+    # one copy for both jagged rules, kept by the first enabled one
+    assert summary["AOTI201"]["packages"] == [("m.pt2", "M", "models.M")] and "AOTI202" not in summary
+    alone = summarize(src, Config(ignore=("AOTI201",)))
+    assert alone["AOTI202"]["packages"] == [("m.pt2", "M", "models.M")] and "AOTI201" not in alone
 
 
 def test_files_without_triggers_are_not_parsed():

@@ -29,6 +29,11 @@ DEFAULT_JAGGED_NAMES = (
     "lengths", "offsets", "seq_lens", "seq_lengths", "*_lengths", "*_offsets", "jagged*", "cu_seqlens",
 )
 OPTION = "jagged-names"
+SUMMARY_CODES = ("AOTI201", "AOTI202")  # both rules read one summary, stored by the first enabled
+
+
+def summary_owner(config) -> str | None:
+    return next((c for c in SUMMARY_CODES if config is None or config.enabled(c)), None)
 
 EXPORTERS = frozenset({
     "torch.export.export", "torch.export.export_for_training", "torch.export.draft_export",
@@ -641,7 +646,12 @@ class Model:
         if project is None:
             return {}
         here = self.ctx.source.path
-        return {p: s for p, s in project.of(self.code).items() if p != here and isinstance(s, dict)}
+        out: dict[str, dict] = {}
+        for code in SUMMARY_CODES:
+            for p, s in project.of(code).items():
+                if p != here and isinstance(s, dict):
+                    out.setdefault(p, s)
+        return out
 
     def exports_of(self, target: Target) -> list[ExportSite]:
         sites = []

@@ -15,6 +15,7 @@ from aoti_lsp.fixes.jagged import (
     rewrite,
 )
 from aoti_lsp.jagged import (
+    summary_owner,
     jagged_patterns,
     DEFAULT_JAGGED_NAMES,
     Flow,
@@ -192,6 +193,8 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
         return parts if all(parts) else self.requires_any
 
     def summarize(self, ctx):
+        if summary_owner(ctx.config) != self.code:
+            return None  # the other jagged rule stores it: one copy per file
         return Model(ctx, self.code).summary() or None
 
     def check(self, ctx):

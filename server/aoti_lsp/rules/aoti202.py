@@ -5,6 +5,8 @@ from __future__ import annotations
 from aoti_lsp.findings import Finding, Related
 from aoti_lsp.fixes.jagged import CannotFix, move_guard
 from aoti_lsp.jagged import (
+    SUMMARY_CODES,
+    summary_owner,
     Flow,
     Model,
     empty_tests,
@@ -84,11 +86,13 @@ placeholder. Otherwise no fix: the message says where the check must go."""
         another file of the project exports a class this file defines."""
         if project is None or any(map(source.has, self.summary_triggers)):
             return True
-        names = {(export[1] or export[0]).rsplit(".", 1)[-1] for code in ("AOTI201", "AOTI202")
+        names = {(export[1] or export[0]).rsplit(".", 1)[-1] for code in SUMMARY_CODES
                  for summary in project.of(code).values() for export in summary.get("exports", ())}
         return any(source.has(f"class {name}") for name in names)
 
     def summarize(self, ctx):
+        if summary_owner(ctx.config) != self.code:
+            return None  # the other jagged rule stores it: one copy per file
         return Model(ctx, self.code).summary() or None
 
     def check(self, ctx):
