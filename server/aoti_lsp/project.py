@@ -46,6 +46,7 @@ def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
 class Project:
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> code -> summary
     version: int = 0  # bumps on every change: cheap staleness check for callers
+    root: str | None = None  # the project's root folder (module names of its files are relative to it)
 
     def update(self, path: str, summary: dict[str, Any]) -> bool:
         """Store a file's summary; True when it changed (dependents need a re-check)."""
