@@ -16,67 +16,33 @@ Offsets are UTF-8 byte offsets; no torch, no libcst.
 
 from __future__ import annotations
 
-import ast
 import os
 import posixpath
 import re
-import weakref
 from dataclasses import dataclass
 from typing import Iterable
 
 from tree_sitter import Node
 
-from aoti_lsp import pt2
-from aoti_lsp.names import ALIAS, LOCAL
+from aoti_lsp import pt2, tables
+from aoti_lsp.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
+                            has_ref, is_fstring, string_value, unwrap)
 from aoti_lsp.source import descendants
 
 CODES = ("AOTI101", "AOTI102", "AOTI103")
 TRIGGERS = ("aot_load", "load_package", "aot_compile", "aoti_compile_and_package")
 
-OLD_COMPILE = {"torch._export.aot_compile": ("f", "args", "kwargs"),
-               "torch._inductor.aot_compile": ("gm", "args", "kwargs")}
-NEW_COMPILE = {"torch._inductor.aoti_compile_and_package": ("exported_program",)}
-EXPORT = {"torch.export.export": ("mod", "args", "kwargs")}
-OLD_LOAD = {"torch._export.aot_load": ("so_path", "device")}
-NEW_LOAD = {"torch._inductor.aoti_load_package": ("path", "run_single_threaded", "device_index"),
-            "torch._inductor.package.load_package": ("path", "model_name", "run_single_threaded", "num_runners",
-                                                     "device_index")}
-SET_DEFAULT = {"torch.set_default_device", "torch.set_default_tensor_type"}
-SET_DTYPE = {"torch.set_default_dtype", "torch.set_default_tensor_type"}
-MARK_DYNAMIC = {"torch._dynamo.mark_dynamic", "torch._dynamo.maybe_mark_dynamic", "torch._dynamo.mark_unbacked"}
-OUTPUT_PATH = "aot_inductor.output_path"
-
-DEVICE_TYPES = {"cpu", "cuda", "xpu", "mps", "meta", "hpu", "mtia", "xla", "privateuseone"}
+_DEV, _SHAPES = tables.section("devices"), tables.section("shapes")
+DEVICE_TYPES = set(_DEV["types"])
 _DEVICE = re.compile(r"^([a-z_]+)(?::(\d+))?$")
 _DEVICE_PREFIX = re.compile(r"^([a-z_]+):")
-
-# torch factories: the device comes from `device=`, else the default device
-FACTORIES = {"randn", "rand", "randint", "zeros", "ones", "empty", "full", "tensor", "as_tensor", "arange",
-             "linspace", "logspace", "eye", "randperm", "empty_strided", "scalar_tensor"}
-# *_like: the device comes from `device=`, else from the tensor they copy
-LIKE = {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"}
-# methods that keep a tensor's (or module's) device
-KEEP_DEVICE = {"eval", "train", "float", "half", "double", "bfloat16", "int", "long", "short", "bool", "byte",
-               "char", "contiguous", "detach", "clone", "requires_grad_", "reshape", "view", "unsqueeze",
-               "squeeze", "flatten", "permute", "transpose", "t", "expand", "repeat", "pin_memory",
-               "share_memory_", "to_dense", "abs", "neg", "sigmoid", "relu", "exp", "log", "sqrt"}
-# methods that keep a tensor's dtype but may change its shape
-KEEP_DTYPE = {"reshape", "view", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "t", "expand", "repeat",
-              "abs", "neg", "relu", "to_dense"}
-DTYPE_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
-                 "long": "int64", "int": "int32", "short": "int16", "bool": "bool", "byte": "uint8", "char": "int8"}
-KEEP_META = {"cuda", "cpu", "contiguous", "detach", "clone", "requires_grad_", "pin_memory", "share_memory_"}
-DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
-          "float16": "float16", "half": "float16", "bfloat16": "bfloat16", "int64": "int64", "long": "int64",
-          "int32": "int32", "int": "int32", "int16": "int16", "short": "int16", "int8": "int8",
-          "uint8": "uint8", "bool": "bool", "complex64": "complex64", "cfloat": "complex64",
-          "complex128": "complex128", "cdouble": "complex128", "float8_e4m3fn": "float8_e4m3fn",
-          "float8_e5m2": "float8_e5m2"}
-# a binding made inside one of these (relative to the use) may not have run
-_BRANCHES = {"if_statement", "elif_clause", "else_clause", "for_statement", "while_statement", "try_statement",
-             "except_clause", "match_statement", "case_clause", "block"}
-_ALWAYS = {"function_definition", "class_definition", "with_statement", "module", "finally_clause"}
+FACTORIES, LIKE, ALWAYS_CPU = set(_DEV["factories"]), set(_DEV["like"]), set(_DEV["always_cpu"])
+KEEP_DEVICE = set(_DEV["keep_device"])
+KEEP_DTYPE, KEEP_META = set(_SHAPES["keep_dtype"]), set(_SHAPES["keep_meta"])
+DTYPE_METHODS, DTYPES = dict(_SHAPES["dtype_methods"]), dict(_SHAPES["dtypes"])
 _FUNCTIONS = ("function_definition", "lambda")
+# `torch.tensor(<this>)` is built from Python data, on the default device (of a tensor: its device)
+PYTHON_DATA = {"list", "tuple", "list_comprehension", "integer", "float", "true", "false", "unary_operator"}
 MAX_DEPTH = 24
 
 
@@ -127,33 +93,6 @@ class Input:
 
 
 @dataclass
-class CompileSite:
-    call: Node
-    qualname: str
-    model: Node | None = None
-    args: Node | None = None
-    kwargs: Node | None = None
-    dynamic: Node | None = None
-    path_node: Node | None = None
-    export: Node | None = None  # the torch.export.export call (new API)
-    dynamic_known: bool = True  # False: an fx.GraphModule (torch._inductor.aot_compile), dims unknown
-
-
-@dataclass
-class LoadSite:
-    call: Node
-    qualname: str
-    path_node: Node | None = None
-    device_node: Node | None = None  # old API: the device argument
-    index_node: Node | None = None  # new API: device_index
-    index_arg: Node | None = None  # the whole argument (keyword_argument or positional)
-
-    @property
-    def old(self) -> bool:
-        return self.qualname in OLD_LOAD
-
-
-@dataclass
 class Artifact:
     """What a load call loads, as far as it is known."""
 
@@ -176,41 +115,6 @@ class Artifact:
 def snippet(text: str, limit: int = 48) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def unwrap(node: Node | None) -> Node | None:
-    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
-        node = node.named_children[0]
-    return node
-
-
-def bind(call: Node, params: tuple[str, ...]) -> tuple[dict[str, Node], bool]:
-    """A call's arguments by parameter name (values); False when *args/**kwargs hide some."""
-    out: dict[str, Node] = {}
-    args = call.child_by_field_name("arguments")
-    complete = True
-    if args is None or args.type != "argument_list":
-        return out, False
-    i = 0
-    for a in args.named_children:
-        if a.type == "comment":
-            continue
-        if a.type in ("list_splat", "dictionary_splat"):
-            complete = False
-        elif a.type == "keyword_argument":
-            name, value = a.child_by_field_name("name"), a.child_by_field_name("value")
-            if name is not None and value is not None:
-                out[name.text.decode()] = value
-        else:
-            if i < len(params):
-                out[params[i]] = a
-            i += 1
-    return out, complete
-
-
-def argument_of(value: Node) -> Node:
-    """The whole argument holding `value` (the keyword_argument for `k=v`)."""
-    return value.parent if value.parent is not None and value.parent.type == "keyword_argument" else value
 
 
 def delete_argument(data: bytes, arg: Node) -> tuple[int, int]:
@@ -238,30 +142,6 @@ def parse_device(text: str) -> tuple[str, int | None] | None:
     return m.group(1), int(m.group(2)) if m.group(2) is not None else None
 
 
-def _string_value(node: Node) -> str | None:
-    """A plain (non-f) string literal's value."""
-    if node.type == "concatenated_string":
-        parts = [_string_value(c) for c in node.named_children]
-        return None if any(p is None for p in parts) else "".join(parts)
-    if node.type != "string":
-        return None
-    start = node.named_children[0] if node.named_children else None
-    if start is None or start.type != "string_start" or "f" in start.text.decode().lower() \
-            or "b" in start.text.decode().lower():
-        return None
-    try:
-        value = ast.literal_eval(node.text.decode())
-    except (ValueError, SyntaxError):
-        return None
-    return value if isinstance(value, str) else None
-
-
-def _is_fstring(node: Node) -> bool:
-    start = node.named_children[0] if node.type == "string" and node.named_children else None
-    return start is not None and start.type == "string_start" and "f" in start.text.decode().lower()
-
-
-# -- the per-file analysis -------------------------------------------------------------------------
 class Analysis:
     """Evaluations of one file, cached for all three rules (and their summaries)."""
 
@@ -269,149 +149,24 @@ class Analysis:
         self.ctx = ctx
         self.src = ctx.source
         self.names = ctx.names
-        self._calls: list[tuple[Node, str]] | None = None
-        self._compiles: list[CompileSite] | None = None
-        self._loads: list[LoadSite] | None = None
+        self.facts = ctx.facts
         self._device_cache: dict[tuple[int, int], Device | None] = {}
 
-    # -- calls of interest -------------------------------------------------------------------
-    @property
-    def calls(self) -> list[tuple[Node, str]]:
-        if self._calls is None:
-            # like ctx.calls_to, but searched only where a final name (or a name bound to one of
-            # these functions) is spelt: `import torch` alone never makes a chunk a candidate
-            wanted = {*OLD_COMPILE, *NEW_COMPILE, *EXPORT, *OLD_LOAD, *NEW_LOAD, *SET_DEFAULT, *SET_DTYPE,
-                      *MARK_DYNAMIC}
-            tokens = {q.rsplit(".", 1)[-1] for q in wanted}
-            for name, bindings in self.names.module.bindings.items():
-                for b in bindings:
-                    target = b.target if b.kind == "import" else (
-                        self.names.resolve(b.value) if b.kind == ALIAS and b.value is not None else None)
-                    if target in wanted:
-                        tokens.add(name)
-            out = []
-            for _, caps in self.src.matches("calls", sorted(tokens)):
-                call, func = caps["call"][0], caps["func"][0]
-                last = func.child_by_field_name("attribute") if func.type == "attribute" else func
-                if last is None or last.text.decode() not in tokens:
-                    continue
-                q = self.names.resolve(func)
-                if q in wanted:
-                    out.append((call, q))
-            self._calls = sorted(out, key=lambda c: c[0].start_byte)
-        return self._calls
-
-    def calls_of(self, qualnames) -> list[tuple[Node, str]]:
-        return [(c, q) for c, q in self.calls if q in qualnames]
-
+    # -- what the facts layer knows (shared with the jagged rules and the fixes) ----------------
     def compiles(self) -> list[CompileSite]:
-        if self._compiles is None:
-            self._compiles = [s for s in (self._compile_site(c, q) for c, q in self.calls_of({*OLD_COMPILE, *NEW_COMPILE})) if s]
-        return self._compiles
+        return self.facts.compiles
 
     def loads(self) -> list[LoadSite]:
-        if self._loads is None:
-            out = []
-            for call, q in self.calls_of({*OLD_LOAD, *NEW_LOAD}):
-                bound, _ = bind(call, {**OLD_LOAD, **NEW_LOAD}[q])
-                site = LoadSite(call, q, bound.get("so_path", bound.get("path")))
-                if q in OLD_LOAD:
-                    site.device_node = bound.get("device")
-                else:
-                    site.index_node = bound.get("device_index")
-                    site.index_arg = argument_of(site.index_node) if site.index_node is not None else None
-                out.append(site)
-            self._loads = out
-        return self._loads
+        return self.facts.loads
 
-    def _compile_site(self, call: Node, q: str) -> CompileSite | None:
-        if q in OLD_COMPILE:
-            params = OLD_COMPILE[q]
-            bound, _ = bind(call, params)
-            site = CompileSite(call, q, bound.get(params[0]), bound.get("args"), bound.get("kwargs"),
-                               bound.get("dynamic_shapes"), dynamic_known=q == "torch._export.aot_compile")
-            options = self._deref(bound.get("options"), call.start_byte)
-            if options is not None and options.type == "dictionary":
-                for pair in options.named_children:
-                    if pair.type == "pair" and _string_value(pair.child_by_field_name("key") or pair) == OUTPUT_PATH:
-                        site.path_node = pair.child_by_field_name("value")
-            return site
-        bound, _ = bind(call, NEW_COMPILE[q])
-        site = CompileSite(call, q, path_node=bound.get("package_path"))
-        export = self._deref(bound.get("exported_program"), call.start_byte)
-        if export is not None and export.type == "call" and self.names.resolve(export.child_by_field_name("function")) in EXPORT:
-            eb, _ = bind(export, EXPORT["torch.export.export"])
-            site.export = export
-            site.model, site.args, site.kwargs = eb.get("mod"), eb.get("args"), eb.get("kwargs")
-            site.dynamic = eb.get("dynamic_shapes")
-        return site
-
-    # -- name resolution -----------------------------------------------------------------------
-    def binding_value(self, ident: Node, at: int) -> tuple[Node, object] | None:
-        """The value a name holds at `at`, when a single straight-line assignment provides it."""
-        name = ident.text.decode()
-        scope = self.names.scope_of(ident)
-        binding = self.names.lookup(name, min(at, ident.start_byte), scope)
-        if binding is None or binding.kind not in (LOCAL, ALIAS):
-            return None
-        value = binding.value if binding.value is not None else self._unpacked(binding, name)
-        if value is None:
-            return None
-        in_module = any(b is binding for b in self.names.module.bindings.get(name, []))
-        if in_module and scope is not self.names.module and len(self.names.module.bindings[name]) > 1:
-            return None  # which module-level value a function sees depends on when it is called
-        if binding.at >= min(at, ident.start_byte) and (in_module == (scope is self.names.module)):
-            return None  # used before it is assigned
-        if self._conditional(value, ident):
-            return None
-        return value, binding
-
-    def _unpacked(self, binding, name: str) -> Node | None:
-        """`B, D = 2, 10`: the element of a literal right-hand side that `name` receives."""
-        node = self.src.tree.root_node.descendant_for_byte_range(binding.at, binding.at)
-        while node is not None and not (node.type == "assignment" and node.start_byte == binding.at):
-            node = node.parent if node.parent is not None and node.parent.start_byte == binding.at else None
-        if node is None:
-            return None
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if left is None or right is None or left.type not in ("pattern_list", "tuple_pattern", "list_pattern"):
-            return None
-        right = unwrap(right)
-        if right.type not in ("expression_list", "tuple", "list"):
-            return None
-        targets = [c for c in left.named_children if c.type != "comment"]
-        values = [c for c in right.named_children if c.type != "comment"]
-        if len(targets) != len(values) or any(t.type != "identifier" for t in targets):
-            return None
-        return next((v for t, v in zip(targets, values) if t.text.decode() == name), None)
-
-    @staticmethod
-    def _conditional(value: Node, use: Node) -> bool:
-        node = value.parent
-        while node is not None and node.type not in ("function_definition", "class_definition", "module"):
-            if node.type in ("lambda",) or node.type.endswith("comprehension"):
-                return True
-            if node.type in _BRANCHES and (node.parent is None or node.parent.type not in _ALWAYS) \
-                    and not (node.start_byte <= use.start_byte < node.end_byte):
-                return True
-            node = node.parent
-        return False
-
-    def _deref(self, node: Node | None, at: int, depth: int = 0) -> Node | None:
-        """Follow simple name bindings to the expression they hold."""
-        node = unwrap(node)
-        while node is not None and node.type == "identifier" and depth < MAX_DEPTH:
-            found = self.binding_value(node, at)
-            if found is None:
-                return node
-            node, binding = unwrap(found[0]), found[1]
-            at = binding.at
-            depth += 1
-        return node
+    def runner_calls(self, load: LoadSite) -> list[Node]:
+        return self.facts.runner_calls(load)
 
     def qualname(self, call: Node) -> str | None:
-        func = call.child_by_field_name("function")
-        return self.names.resolve(func) if func is not None and func.type in ("identifier", "attribute") else None
+        return self.facts.qualname(call)
+
+    def int_value(self, node: Node | None, at: int) -> int | None:
+        return self.facts.int_value(node, at)
 
     def _ev(self, node: Node, what: str | None = None) -> Evidence:
         return Evidence(node.start_byte, node.end_byte, what or f"`{snippet(self.src.node_text(node))}`")
@@ -423,130 +178,6 @@ class Analysis:
         return Evidence(name.start_byte, call.end_byte, f"`.{snippet(self.src.data[name.start_byte:call.end_byte].decode())}`")
 
     # -- integers, strings, paths ----------------------------------------------------------------
-    def int_value(self, node: Node | None, at: int, depth: int = 0) -> int | None:
-        node = self._deref(node, at, depth)
-        if node is None:
-            return None
-        if node.type == "integer":
-            try:
-                return int(node.text.decode().replace("_", ""), 0)
-            except ValueError:
-                return None
-        if node.type == "unary_operator" and node.child_by_field_name("operator").type == "-":
-            v = self.int_value(node.child_by_field_name("argument"), at, depth + 1)
-            return -v if v is not None else None
-        return None
-
-    def str_value(self, node: Node | None, at: int, depth: int = 0) -> str | None:
-        """A string constant: literal, constant name, f-string / `+` / `os.path.join` / pathlib of constants."""
-        if depth > MAX_DEPTH:
-            return None
-        node = unwrap(node)
-        if node is None:
-            return None
-        if node.type == "identifier":
-            if node.text == b"__file__":
-                return self._this_file()
-            found = self.binding_value(node, at)
-            return self.str_value(found[0], found[1].at, depth + 1) if found else None
-        if node.type == "string" and _is_fstring(node):
-            parts = []
-            for child in node.named_children:
-                if child.type in ("string_start", "string_end"):
-                    continue
-                if child.type == "string_content":
-                    if b"\\" in child.text or b"{{" in child.text or b"}}" in child.text:
-                        return None
-                    parts.append(child.text.decode())
-                elif child.type == "interpolation" and child.named_child_count == 1:
-                    inner = child.child_by_field_name("expression")
-                    v = self.str_value(inner, at, depth + 1)
-                    if v is None:
-                        iv = self.int_value(inner, at, depth + 1)
-                        v = str(iv) if iv is not None else None
-                    if v is None:
-                        return None
-                    parts.append(v)
-                else:
-                    return None
-            return "".join(parts)
-        if node.type in ("string", "concatenated_string"):
-            return _string_value(node)
-        if node.type == "binary_operator":
-            op = node.child_by_field_name("operator").type
-            left = self.str_value(node.child_by_field_name("left"), at, depth + 1)
-            right = self.str_value(node.child_by_field_name("right"), at, depth + 1)
-            if left is None or right is None:
-                return None
-            if op == "+":
-                return left + right
-            if op == "/" and self._is_path(node.child_by_field_name("left"), at):
-                return posixpath.join(left, right)
-            return None
-        if node.type == "attribute" and node.child_by_field_name("attribute").text == b"parent":
-            v = self.str_value(node.child_by_field_name("object"), at, depth + 1)
-            return posixpath.dirname(v) if v and self._is_path(node.child_by_field_name("object"), at) else None
-        if node.type == "call":
-            q = self.qualname(node)
-            args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
-            if any(a.type in ("keyword_argument", "list_splat", "dictionary_splat") for a in args):
-                return None
-            values = [self.str_value(a, at, depth + 1) for a in args]
-            if any(v is None for v in values):
-                return None
-            if q in ("os.path.join", "posixpath.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath") and values:
-                return posixpath.join(*values)
-            if q in ("os.path.dirname",) and len(values) == 1:
-                return posixpath.dirname(values[0])
-            if q in ("os.path.abspath", "os.path.realpath") and len(values) == 1 and values[0].startswith("/"):
-                return values[0]
-            if q in ("os.fspath",) or (node.child_by_field_name("function").text == b"str"
-                                       and self.names.resolve(node.child_by_field_name("function")) is None):
-                return values[0] if len(values) == 1 else None
-            func = node.child_by_field_name("function")
-            if func.type == "attribute" and self._is_path(func.child_by_field_name("object"), at):
-                method = func.child_by_field_name("attribute").text.decode()
-                base = self.str_value(func.child_by_field_name("object"), at, depth + 1)
-                if base is None:
-                    return None
-                if method == "joinpath":
-                    return posixpath.join(base, *values)
-                if method in ("resolve", "absolute") and not values and base.startswith("/"):
-                    return base
-            return None
-        return None
-
-    def _is_path(self, node: Node | None, at: int, depth: int = 0) -> bool:
-        """A pathlib expression (so that `/` joins and `.parent` is a directory)."""
-        node = self._deref(node, at)
-        if node is None or depth > 8:
-            return False
-        if node.type == "call":
-            q = self.qualname(node)
-            if q in ("pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"):
-                return True
-            func = node.child_by_field_name("function")
-            return func.type == "attribute" and self._is_path(func.child_by_field_name("object"), at, depth + 1)
-        if node.type == "binary_operator":
-            return self._is_path(node.child_by_field_name("left"), at, depth + 1)
-        if node.type == "attribute":
-            return self._is_path(node.child_by_field_name("object"), at, depth + 1)
-        return False
-
-    def _this_file(self) -> str | None:
-        path = self.src.path
-        if not path or path.startswith("<"):
-            return None
-        return os.path.abspath(path).replace(os.sep, "/")
-
-    def path_key(self, node: Node | None, at: int) -> str | None:
-        value = self.str_value(node, at)
-        if not value:
-            return None
-        key = posixpath.normpath(value)
-        return key if key not in (".", "") else None
-
-    # -- devices ---------------------------------------------------------------------------------
     def device_value(self, node: Node | None, at: int, depth: int = 0) -> Device | None:
         """The device a *device expression* names: "cuda:0", torch.device(...), 0, a constant."""
         node = unwrap(node)
@@ -554,15 +185,15 @@ class Analysis:
             return None
         t = node.type
         if t == "identifier":
-            found = self.binding_value(node, at)
+            found = self.facts.binding_value(node, at)
             return self.device_value(found[0], found[1].at, depth + 1) if found else None
         if t in ("string", "concatenated_string"):
-            value = _string_value(node)
+            value = string_value(node)
             if value is not None:
                 parsed = parse_device(value)
                 return Device(*parsed, (self._ev(node),)) if parsed else None
-            if _is_fstring(node):  # f"cuda:{rank}": the type is known, the index is not
-                full = self.str_value(node, at, depth + 1)
+            if is_fstring(node):  # f"cuda:{rank}": the type is known, the index is not
+                full = self.facts.str_value(node, at, depth + 1)
                 if full is not None:
                     parsed = parse_device(full)
                     return Device(*parsed, (self._ev(node),)) if parsed else None
@@ -609,7 +240,7 @@ class Analysis:
     def _tensor_device(self, node: Node, at: int, depth: int) -> Device | None:
         t = node.type
         if t == "identifier":
-            found = self.binding_value(node, at)
+            found = self.facts.binding_value(node, at)
             if found is None:
                 return None
             value, binding = found
@@ -631,9 +262,8 @@ class Analysis:
                     dev = self.device_value(bound["device"], at, depth + 1)
                     return dev.because(self._ev(argument_of(bound["device"]))) if dev else None
                 if short in ("tensor", "as_tensor"):  # from a tensor: its device (as_tensor), or unknown
-                    data = self._deref(self._first_positional(node), at)
-                    if data is None or data.type not in ("list", "tuple", "integer", "float", "true", "false",
-                                                         "unary_operator"):
+                    data = self.facts.deref(self._first_positional(node), at)
+                    if data is None or data.type not in PYTHON_DATA:
                         return None
                 return self.default_device(node)
             if q == f"torch.{short}" and short in LIKE:
@@ -642,7 +272,7 @@ class Analysis:
                     return dev.because(self._ev(argument_of(bound["device"]))) if dev else None
                 first = self._first_positional(node)
                 return self.tensor_device(first, at, depth + 1)
-            if q == "torch.from_numpy":
+            if q == f"torch.{short}" and short in ALWAYS_CPU:
                 return Device("cpu", None, (self._ev(node, f"`{snippet(self.src.node_text(node))}` (always cpu)"),))
             return None
         if func.type != "attribute":
@@ -677,7 +307,7 @@ class Analysis:
             return self.tensor_device(obj, at, depth + 1)
         dev = self.device_value(first, at, depth + 1)
         if dev is None:
-            target = self._deref(first, at)
+            target = self.facts.deref(first, at)
             if target is not None and target.type in ("call", "identifier", "subscript"):
                 dev = self.tensor_device(first, at, depth + 1)  # .to(other_tensor)
         return Device(dev.type, dev.index, (self._method_ev(call), *dev.evidence)) if dev else None
@@ -713,7 +343,7 @@ class Analysis:
         return found
 
     def _is_tensor_expr(self, node: Node | None, depth: int = 0) -> bool:
-        node = self._deref(node, node.start_byte) if node is not None else None
+        node = self.facts.deref(node, node.start_byte) if node is not None else None
         if node is None or node.type != "call" or depth > MAX_DEPTH:
             return False
         q = self.qualname(node)
@@ -751,7 +381,7 @@ class Analysis:
                     for c in descendants(n.named_children[0], "call")):
                 return None
             n = n.parent
-        setters = self.calls_of(SET_DEFAULT)
+        setters = self.facts.calls_of(SET_DEFAULT)
         ev = self._ev(node, f"`{snippet(self.src.node_text(node))}` has no `device=` and no default device is set")
         if not setters:
             return Device("cpu", None, (ev,))
@@ -798,10 +428,10 @@ class Analysis:
         return DTYPES.get(q[len("torch."):])
 
     def _float_default(self) -> str | None:
-        return None if self.calls_of(SET_DTYPE) else "float32"
+        return None if self.facts.calls_of(SET_DTYPE) else "float32"
 
     def _int_list(self, node: Node | None, at: int) -> tuple[int, ...] | None:
-        node = self._deref(node, at)
+        node = self.facts.deref(node, at)
         if node is None:
             return None
         if node.type in ("tuple", "list"):
@@ -816,7 +446,7 @@ class Analysis:
         if node is None or depth > MAX_DEPTH:
             return None
         if node.type == "identifier":
-            found = self.binding_value(node, at)
+            found = self.facts.binding_value(node, at)
             return self.tensor_meta(found[0], found[1].at, depth + 1) if found else None
         if node.type != "call":
             return None
@@ -837,15 +467,15 @@ class Analysis:
             if short in ("randn", "rand", "zeros", "ones", "empty"):
                 if "size" in bound:
                     shape = self._int_list(bound["size"], at)
-                elif len(positional) == 1 and self._deref(positional[0], at) is not None \
-                        and self._deref(positional[0], at).type in ("tuple", "list", "call"):
+                elif len(positional) == 1 and self.facts.deref(positional[0], at) is not None \
+                        and self.facts.deref(positional[0], at).type in ("tuple", "list", "call"):
                     shape = self._int_list(positional[0], at)
                 else:
                     values = [self.int_value(p, at) for p in positional]
                     shape = tuple(values) if all(v is not None and v >= 0 for v in values) else None
             elif short == "full":
                 shape = self._int_list(bound.get("size", positional[0] if positional else None), at)
-                fill = self._deref(bound.get("fill_value", positional[1] if len(positional) > 1 else None), at)
+                fill = self.facts.deref(bound.get("fill_value", positional[1] if len(positional) > 1 else None), at)
                 default = {"integer": "int64", "float": default, "true": "bool", "false": "bool"}.get(
                     fill.type if fill is not None else "", None)
             elif short == "randint":
@@ -863,7 +493,7 @@ class Analysis:
                         values[0], values[1], values[2] if len(values) == 3 else 1)
                     shape = (max(0, -(-(end - start) // step)),) if step else None
                     default = "int64"
-                elif not any((d := self._deref(p, at)) is not None and d.type == "float" for p in positional):
+                elif not any((d := self.facts.deref(p, at)) is not None and d.type == "float" for p in positional):
                     default = None  # float bounds: the default float dtype; anything else: unknown
             elif short in ("tensor", "as_tensor"):
                 shape, default = self._literal_data(positional[0] if positional else None, at)
@@ -896,8 +526,8 @@ class Analysis:
                 return None  # .to(something unknown)
             return Meta(base.shape, dtype or base.dtype, base.evidence)
         if method in ("reshape", "view") and positional:
-            dims = self._int_list(positional[0], at) if len(positional) == 1 and self._deref(positional[0], at) is not None \
-                and self._deref(positional[0], at).type in ("tuple", "list") else None
+            dims = self._int_list(positional[0], at) if len(positional) == 1 and self.facts.deref(positional[0], at) is not None \
+                and self.facts.deref(positional[0], at).type in ("tuple", "list") else None
             if dims is None:
                 values = [self.int_value(p, at) for p in positional]
                 if not all(v is not None for v in values):
@@ -914,7 +544,7 @@ class Analysis:
         return None
 
     def _literal_data(self, node: Node | None, at: int) -> tuple[tuple[int, ...] | None, str | None]:
-        node = self._deref(node, at)
+        node = self.facts.deref(node, at)
         if node is None:
             return None, None
         kinds: set[str] = set()
@@ -947,7 +577,7 @@ class Analysis:
 
     # -- compile sites ---------------------------------------------------------------------------
     def example_inputs(self, site: CompileSite) -> list[Node] | None:
-        args = self._deref(site.args, site.call.start_byte)
+        args = self.facts.deref(site.args, site.call.start_byte)
         if args is None or args.type not in ("tuple", "list"):
             return None
         items = [c for c in args.named_children if c.type != "comment"]
@@ -963,7 +593,7 @@ class Analysis:
             dev = self.tensor_device(item, item.start_byte)
             if dev is not None:
                 devices.append(dev)
-        kwargs = self._deref(site.kwargs, at)
+        kwargs = self.facts.deref(site.kwargs, at)
         if kwargs is not None and kwargs.type == "dictionary":
             for pair in kwargs.named_children:
                 if pair.type == "pair":
@@ -998,7 +628,7 @@ class Analysis:
     def dynamic_dims(self, site: CompileSite, n: int) -> list[frozenset[int] | None]:
         if not site.dynamic_known:
             return [None] * n
-        spec = self._deref(site.dynamic, site.call.start_byte)
+        spec = self.facts.deref(site.dynamic, site.call.start_byte)
         if site.dynamic is None or spec is not None and spec.type == "none":
             return [frozenset()] * n
         if spec is None or spec.type not in ("tuple", "list"):
@@ -1008,7 +638,7 @@ class Analysis:
             return [None] * n
         out: list[frozenset[int] | None] = []
         for item in items:
-            item = self._deref(item, site.call.start_byte)
+            item = self.facts.deref(item, site.call.start_byte)
             if item is None:
                 out.append(None)
             elif item.type == "none":
@@ -1035,7 +665,7 @@ class Analysis:
 
     def _marked_dynamic(self) -> set[str]:
         out = set()
-        for call, _ in self.calls_of(MARK_DYNAMIC):
+        for call, _ in self.facts.calls_of(MARK_DYNAMIC):
             first = self._first_positional(call)
             if first is not None and first.type == "identifier":
                 out.add(first.text.decode())
@@ -1053,7 +683,8 @@ class Analysis:
                         self.inputs(site), "compile")
 
     def compile_key(self, site: CompileSite) -> str | None:
-        return self.path_key(site.path_node, site.call.start_byte) if site.path_node is not None else None
+        """The artifact path a compile writes, as written (it may reference other modules)."""
+        return self.facts.path_key(site.path_node, site.call.start_byte) if site.path_node is not None else None
 
     # -- load -> artifact ------------------------------------------------------------------------
     def _compile_from(self, node: Node | None, at: int, depth: int = 0) -> CompileSite | None:
@@ -1063,7 +694,7 @@ class Analysis:
         if node.type == "call":
             return next((s for s in self.compiles() if s.call == node), None)
         if node.type == "identifier":
-            found = self.binding_value(node, at)
+            found = self.facts.binding_value(node, at)
             return self._compile_from(found[0], found[1].at, depth + 1) if found else None
         return None
 
@@ -1074,10 +705,10 @@ class Analysis:
         site = self._compile_from(load.path_node, at)
         if site is not None:
             return self.site_artifact(site)
-        key = self.path_key(load.path_node, at)
+        key = self.facts.resolve_key(self.facts.path_key(load.path_node, at))
         if key is None:
             return None
-        local = [s for s in self.compiles() if self.compile_key(s) == key]
+        local = [s for s in self.compiles() if self.facts.resolve_key(self.compile_key(s)) == key]
         if local:
             arts = [self.site_artifact(s) for s in local]
             return _agree(arts)
@@ -1093,17 +724,8 @@ class Analysis:
         if project is None:
             return []
         here = os.path.abspath(self.src.path)
-        out = []
-        seen = set()
-        for code in CODES:
-            for path, summary in project.of(code).items():
-                if path in seen or os.path.abspath(path) == here or not isinstance(summary, dict):
-                    continue
-                seen.add(path)
-                for entry in summary.get("compiles", ()):
-                    if entry.get("key") == key:
-                        out.append(artifact_from_summary(path, entry))
-        return out
+        return [artifact_from_summary(path, entry) for path, entry in _compile_index(project).get(key, ())
+                if os.path.abspath(path) != here]
 
     def _disk_artifact(self, key: str, load: LoadSite) -> Artifact | None:
         if not key.endswith(".pt2"):
@@ -1130,14 +752,14 @@ class Analysis:
     def _model_name(self, load: LoadSite) -> str:
         if load.qualname == "torch._inductor.package.load_package":
             bound, _ = bind(load.call, NEW_LOAD[load.qualname])
-            v = self.str_value(bound.get("model_name"), load.call.start_byte)
+            v = self.facts.str_value(bound.get("model_name"), load.call.start_byte)
             return v or "model"
         return "model"
 
     def _disk_candidates(self, key: str) -> list[str]:
         if key.startswith("/"):
             return [key]
-        here = self._this_file()
+        here = self.facts.this_file()
         if here is None:
             return []
         out, folder = [], posixpath.dirname(here)
@@ -1150,50 +772,6 @@ class Analysis:
                 break
             folder = parent
         return out
-
-    def runner_calls(self, load: LoadSite) -> list[Node]:
-        """Calls of the loaded model: `runner = load(...); runner(x)`, `self.runner(x)`, `load(...)(x)`."""
-        call = load.call
-        parent = call.parent
-        while parent is not None and parent.type == "parenthesized_expression":
-            parent = parent.parent
-        if parent is None:
-            return []
-        if parent.type == "call" and unwrap(parent.child_by_field_name("function")) == call:
-            return [parent]
-        if parent.type != "assignment" or unwrap(parent.child_by_field_name("right")) != call:
-            return []
-        left = parent.child_by_field_name("left")
-        out = []
-        if left.type == "identifier":
-            name = left.text.decode()
-            for _, caps in self.src.matches("calls", [name]):
-                c, func = caps["call"][0], caps["func"][0]
-                if func.type != "identifier" or func.text != left.text:
-                    continue
-                found = self.binding_value(func, c.start_byte)
-                if found is not None and unwrap(found[0]) == call:
-                    out.append(c)
-        elif left.type == "attribute" and left.child_by_field_name("object").text == b"self":
-            cls = parent.parent
-            while cls is not None and cls.type != "class_definition":
-                cls = cls.parent
-            if cls is None:
-                return []
-            attr = left.child_by_field_name("attribute").text
-            assigned = [n for n in descendants(cls, "assignment")
-                        if (lhs := n.child_by_field_name("left")) is not None and lhs.type == "attribute"
-                        and lhs.child_by_field_name("attribute").text == attr
-                        and lhs.child_by_field_name("object").text == b"self"]
-            if len(assigned) != 1:
-                return []  # set in several places: which one a call sees is not known
-            for _, caps in self.src.matches("calls", [attr.decode()]):
-                c, func = caps["call"][0], caps["func"][0]
-                if cls.start_byte <= c.start_byte < cls.end_byte and func.type == "attribute" \
-                        and func.child_by_field_name("attribute").text == attr \
-                        and func.child_by_field_name("object").text == b"self":
-                    out.append(c)
-        return sorted(set(out), key=lambda n: n.start_byte)
 
     # -- summary (cross-file) -----------------------------------------------------------------------
     def summary(self) -> dict | None:
@@ -1232,6 +810,22 @@ def artifact_from_summary(path: str, entry: dict) -> Artifact:
     return Artifact(device, f"in {name} (line {entry.get('line', '?')})", Evidence(s, e, w, path), inputs, "project")
 
 
+def _compile_index(project) -> dict[str, list[tuple[str, dict]]]:
+    """Resolved artifact key -> (path, compile entry) of every other file's compile site."""
+    def build():
+        out: dict[str, list] = {}
+        for code in CODES:
+            for path, summary in sorted(project.of(code).items()):
+                if not isinstance(summary, dict):
+                    continue
+                for entry in summary.get("compiles", ()):
+                    key = project.resolve(entry.get("key", ""))
+                    if key is not None and (path, entry) not in out.get(key, []):
+                        out.setdefault(key, []).append((path, entry))
+        return out
+    return project.memo("devices.compiles", build)
+
+
 def _agree(arts: list[Artifact]) -> Artifact | None:
     """Several compile sites write the same artifact: known only when they agree."""
     if len(arts) == 1:
@@ -1252,14 +846,12 @@ def _prod(values: Iterable[int]) -> int:
 
 
 
-_analyses: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def analysis(ctx) -> Analysis:
-    """The file's analysis, shared by AOTI101-AOTI103 through the engine's Context."""
-    found = _analyses.get(ctx)
+    """The file's analysis, shared by AOTI101-AOTI103 through the engine's Context (kept on the
+    context itself, so it is freed with it)."""
+    found = ctx.shared.get("devices")
     if found is None:
-        found = _analyses[ctx] = Analysis(ctx)
+        found = ctx.shared["devices"] = Analysis(ctx)
     return found
 
 

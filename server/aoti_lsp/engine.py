@@ -31,7 +31,15 @@ class Context:
         self.source = source
         self.config = config
         self.project = project  # cross-file facts, when the caller has them
+        self.shared: dict = {}  # per-analysis state of a rule family (devices, jagged): dies with the context
         self._calls: dict[frozenset, list[tuple[Node, str]]] = {}
+
+    @cached_property
+    def facts(self):
+        """The program facts of this file (facts.py), built once for every rule and fix."""
+        from aoti_lsp.facts import Facts
+
+        return Facts(self)
 
     @cached_property
     def names(self) -> Names:

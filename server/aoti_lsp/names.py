@@ -8,6 +8,7 @@ local definitions that shadow a name, function parameters, try/except ImportErro
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -17,6 +18,7 @@ from aoti_lsp.source import descendants
 IMPORT, ALIAS, LOCAL, DEF, SHIM = "import", "alias", "local", "def", "shim"
 SCOPE_TYPES = ("function_definition", "lambda", "class_definition")
 IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+LOOKUPS = [0]  # binding look-ups made, for the test that def-use stays linear in the uses
 
 
 @dataclass
@@ -36,9 +38,22 @@ class Scope:
     parent: "Scope | None"
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     globals: set[str] = field(default_factory=set)
+    _offsets: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     def add(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.name, []).append(binding)
+        self._offsets.pop(binding.name, None)
+
+    def before(self, name: str, at: int) -> tuple[list[Binding], int]:
+        """(the bindings of `name` in offset order, how many of them happen before `at`): a
+        bisect over a sorted list, so a use never rescans every binding of its name."""
+        found = self.bindings.get(name, [])
+        offsets = self._offsets.get(name)
+        if offsets is None or len(offsets) != len(found):
+            found.sort(key=lambda b: b.at)
+            offsets = self._offsets[name] = [b.at for b in found]
+        LOOKUPS[0] += 1
+        return found, bisect_left(offsets, at)
 
 
 def dotted_parts(node: Node) -> list[str] | None:
@@ -100,15 +115,14 @@ class Names:
             if current.kind == "class" and not first:
                 current = current.parent  # class bodies are not visible from nested scopes
                 continue
-            if name in current.globals:
+            if name in current.globals and current is not self.module:  # `global x` at module level means nothing
                 current = self.module
                 first = False
                 continue
-            found = current.bindings.get(name)
+            found, n = current.before(name, at)
             if found:
-                before = [b for b in found if b.at < at]
-                if before:
-                    return before[-1]
+                if n:
+                    return found[n - 1]
                 if current.kind != "module" or not first:
                     # a function local used before assignment, or a module name read later
                     return found[-1]

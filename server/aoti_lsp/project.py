@@ -9,8 +9,9 @@ the workspace when it starts and again whenever one is opened, changed or saved.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from aoti_lsp.config import Config
 from aoti_lsp.engine import Context
@@ -24,13 +25,23 @@ def summarizers(config: Config | None = None):
     return [r for r in all_rules() if hasattr(r, "summarize") and (config is None or config.enabled(r.code))]
 
 
+FACTS = "@facts"  # the summary entry of the facts layer (constants, artifact sites), beside the rules'
+
+
 def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
-    """{rule code: summary} for one file; rules whose triggers are absent are skipped."""
+    """{rule code: summary} for one file, plus the facts layer's own entry; rules whose
+    triggers are absent are skipped."""
     out: dict[str, Any] = {}
     rules = [r for r in summarizers(config) if r.wants_summary(source, config or Config())]
     if not rules:
         return out
     ctx = Context(source, config or Config())
+    try:
+        facts = ctx.facts.summary()
+        if facts:
+            out[FACTS] = facts
+    except Exception:
+        log.exception("facts summary failed for %s", source.path)
     for rule in rules:
         try:
             value = rule.summarize(ctx)
@@ -68,3 +79,118 @@ class Project:
     def of(self, code: str) -> dict[str, Any]:
         """path -> summary of one rule, across the project."""
         return {p: s[code] for p, s in self.summaries.items() if code in s}
+
+    def memo(self, name: str, build: Callable[[], Any]) -> Any:
+        """A value derived from the summaries, rebuilt only when they change."""
+        memos = self.__dict__.setdefault("_memos", {})
+        found = memos.get(name)
+        if found is None or found[0] != self.version:
+            found = memos[name] = (self.version, build())
+        return found[1]
+
+    # -- constants across modules --------------------------------------------------------------
+    def resolve(self, value: str, depth: int = 0) -> str | None:
+        """A path value with its references to other modules' constants replaced by their
+        values (None when one cannot be followed: not a project module, not a constant)."""
+        from aoti_lsp.facts import REF, normalize
+
+        if REF not in value:
+            return normalize(value) if depth == 0 else value
+        if depth > 8:
+            return None
+        before, _, rest = value.partition(REF)
+        reference, _, after = rest.partition(REF)
+        folder, _, target = reference.partition("|")
+        found = self.constant(folder, target)
+        if found is None:
+            return None
+        inner = self.resolve(found, depth + 1)
+        if inner is None:
+            return None
+        if before and inner.startswith("/"):
+            return None  # joined onto something: an absolute value would replace it
+        out = self.resolve(before + inner + after, depth + 1)
+        return normalize(out) if out is not None and depth == 0 else out
+
+    def constant(self, folder: str, target: str) -> str | None:
+        """The value of `target` (`pkg.paths.TOWER`, `.paths.TOWER`) imported from `folder`."""
+        dots = len(target) - len(target.lstrip("."))
+        parts = target[dots:].split(".")
+        if len(parts) < 2:
+            return None
+        module, name = parts[:-1], parts[-1]
+        if dots:
+            base = folder
+            for _ in range(dots - 1):
+                base = os.path.dirname(base)
+            bases = [base]
+        else:
+            # the project root, `src/` below it, then the importing file's folder and its parents
+            # (where `python -m` or a script's own folder puts the package on sys.path)
+            root = os.path.abspath(self.root) if self.root else None
+            bases = [root, root and os.path.join(root, "src"), folder]
+            for _ in range(6):
+                parent = os.path.dirname(bases[-1])
+                if parent == bases[-1]:
+                    break
+                bases.append(parent)
+            bases = [b for b in dict.fromkeys(bases) if b]
+        for base in bases:
+            for candidate in (os.path.join(base, *module) + ".py", os.path.join(base, *module, "__init__.py")):
+                constants = self.constants_of(candidate)
+                if constants is not None:
+                    return constants.get(name)
+        return None
+
+    def constants_of(self, path: str) -> dict[str, str] | None:
+        """Module constants of a file: from its summary, else read from disk once (a module that
+        holds only paths has no trigger token and is never summarised)."""
+        path = os.path.abspath(path)
+        index = self.memo("paths", lambda: {os.path.abspath(p): p for p in self.summaries})
+        known = index.get(path)
+        if known is not None and FACTS in self.summaries[known]:
+            return self.summaries[known][FACTS].get("constants", {})
+        cache = self.__dict__.setdefault("_disk_constants", {})
+        try:
+            stamp = os.stat(path).st_mtime_ns
+        except OSError:
+            return None
+        hit = cache.get(path)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        constants = _read_constants(path)
+        cache[path] = (stamp, constants)
+        return constants
+
+    def artifact_sites(self) -> dict[str, list[tuple[str, str, tuple]]]:
+        """The project's artifact graph: resolved key -> (path, "compile" | "load", site) for
+        every compile and load of a known artifact path, across files."""
+        def build():
+            out: dict[str, list] = {}
+            for path, summary in self.summaries.items():
+                facts = summary.get(FACTS) or {}
+                for kind in ("compile", "load"):
+                    for site in facts.get(kind + "s", ()):
+                        key = self.resolve(site[0])
+                        if key is not None:
+                            out.setdefault(key, []).append((path, kind, site))
+            return out
+        return self.memo("artifacts", build)
+
+
+def _read_constants(path: str) -> dict[str, str] | None:
+    from aoti_lsp.source import Source, SourceError, decode_check
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(4 * 1024 * 1024 + 1)
+        if len(data) > 4 * 1024 * 1024:
+            return {}
+        decode_check(data)
+    except (OSError, SourceError):
+        return None
+    try:
+        return Context(Source(data, path), Config()).facts.constants
+    except Exception:
+        log.exception("reading constants of %s failed", path)
+        return {}

@@ -1,0 +1,678 @@
+"""Program facts of one file, read by every rule and fix: what a name holds at a point (def-use
+by bisect), constant strings, integers and paths, the AOTI sites (compile, export, package,
+load) and every call of a loaded model, however it travels (a local, `self.<attr>`, a module
+global set lazily under `global`, the return value of a helper).
+
+Built once per analysis (`Context.facts`), from the tree-sitter tree only. Names imported from
+other modules of the project evaluate to *references* (`ref()`) inside path strings; the
+project resolves them (`project.Project.resolve`), so an artifact path built in one module is
+the same key in another.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import posixpath
+from bisect import bisect_left
+from dataclasses import dataclass
+from functools import cached_property
+
+from tree_sitter import Node
+
+from aoti_lsp import tables
+from aoti_lsp.names import ALIAS, DEF, IMPORT, LOCAL
+
+API = tables.api()
+OLD_COMPILE, NEW_COMPILE, EXPORT = API["old_compile"], API["new_compile"], API["export"]
+OLD_LOAD, NEW_LOAD = API["old_load"], API["new_load"]
+SET_DEFAULT, SET_DTYPE, MARK_DYNAMIC = set(API["set_default_device"]), set(API["set_default_dtype"]), set(API["mark_dynamic"])
+LOADS = {**OLD_LOAD, **NEW_LOAD}
+OUTPUT_PATH = "aot_inductor.output_path"
+PATH_JOIN = {"os.path.join", "posixpath.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"}
+PATHLIB = {"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"}
+MAX_DEPTH = 24
+REF = "\x00"  # brackets a reference to a constant of another module inside a path string
+
+# a binding made inside one of these (relative to the use) may not have run
+_BRANCHES = {"if_statement", "elif_clause", "else_clause", "for_statement", "while_statement", "try_statement",
+             "except_clause", "match_statement", "case_clause", "block"}
+_ALWAYS = {"function_definition", "class_definition", "with_statement", "module", "finally_clause"}
+
+
+# -- small tree helpers ---------------------------------------------------------------------------
+def unwrap(node: Node | None) -> Node | None:
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def bind(call: Node, params: tuple[str, ...]) -> tuple[dict[str, Node], bool]:
+    """A call's arguments by parameter name (values); False when *args/**kwargs hide some."""
+    out: dict[str, Node] = {}
+    args = call.child_by_field_name("arguments")
+    complete = True
+    if args is None or args.type != "argument_list":
+        return out, False
+    i = 0
+    for a in args.named_children:
+        if a.type == "comment":
+            continue
+        if a.type in ("list_splat", "dictionary_splat"):
+            complete = False
+        elif a.type == "keyword_argument":
+            name, value = a.child_by_field_name("name"), a.child_by_field_name("value")
+            if name is not None and value is not None:
+                out[name.text.decode()] = value
+        else:
+            if i < len(params):
+                out[params[i]] = a
+            i += 1
+    return out, complete
+
+
+def argument_of(value: Node) -> Node:
+    """The whole argument holding `value` (the keyword_argument for `k=v`)."""
+    return value.parent if value.parent is not None and value.parent.type == "keyword_argument" else value
+
+
+def string_value(node: Node | None) -> str | None:
+    """A plain (non-f, non-bytes) string literal's value."""
+    if node is None:
+        return None
+    if node.type == "concatenated_string":
+        parts = [string_value(c) for c in node.named_children]
+        return None if any(p is None for p in parts) else "".join(parts)
+    if node.type != "string":
+        return None
+    start = node.named_children[0] if node.named_children else None
+    if start is None or start.type != "string_start" or any(c in start.text.decode().lower() for c in "fb"):
+        return None
+    try:
+        value = ast.literal_eval(node.text.decode())
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def is_fstring(node: Node) -> bool:
+    start = node.named_children[0] if node.type == "string" and node.named_children else None
+    return start is not None and start.type == "string_start" and "f" in start.text.decode().lower()
+
+
+def ref(target: str, folder: str) -> str:
+    """A reference to `target` (`pkg.paths.TOWER`, `.paths.TOWER`) imported by a file in `folder`."""
+    return f"{REF}{folder}|{target}{REF}"
+
+
+def has_ref(value: str) -> bool:
+    return REF in value
+
+
+def normalize(value: str) -> str | None:
+    """The key of a path: normalised, unless a reference it holds must be resolved first."""
+    if not value:
+        return None
+    if has_ref(value):
+        return value
+    key = posixpath.normpath(value)
+    return key if key not in (".", "") else None
+
+
+@dataclass
+class CompileSite:
+    call: Node
+    qualname: str
+    model: Node | None = None
+    args: Node | None = None
+    kwargs: Node | None = None
+    dynamic: Node | None = None
+    path_node: Node | None = None
+    export: Node | None = None  # the torch.export.export call (new API)
+    dynamic_known: bool = True  # False: an fx.GraphModule (torch._inductor.aot_compile), dims unknown
+
+
+@dataclass
+class LoadSite:
+    call: Node
+    qualname: str
+    path_node: Node | None = None
+    device_node: Node | None = None  # old API: the device argument
+    index_node: Node | None = None  # new API: device_index
+    index_arg: Node | None = None  # the whole argument (keyword_argument or positional)
+
+    @property
+    def old(self) -> bool:
+        return self.qualname in OLD_LOAD
+
+
+class Facts:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.src = ctx.source
+        self.names = ctx.names
+
+    # -- calls of interest ------------------------------------------------------------------
+    @cached_property
+    def calls(self) -> list[tuple[Node, str]]:
+        """(call, qualified name) of every AOTI API call of the file, found from where a final
+        name (or a name bound to one of these functions) is spelt: `import torch` alone never
+        makes a chunk a candidate."""
+        wanted = {*OLD_COMPILE, *NEW_COMPILE, *EXPORT, *OLD_LOAD, *NEW_LOAD, *SET_DEFAULT, *SET_DTYPE, *MARK_DYNAMIC}
+        tokens = {q.rsplit(".", 1)[-1] for q in wanted} | self.names.module_aliases(wanted)
+        out = []
+        for _, caps in self.src.matches("calls", sorted(tokens)):
+            call, func = caps["call"][0], caps["func"][0]
+            last = func.child_by_field_name("attribute") if func.type == "attribute" else func
+            if last is None or last.text.decode() not in tokens:
+                continue
+            q = self.names.resolve(func)
+            if q in wanted:
+                out.append((call, q))
+        return sorted(out, key=lambda c: c[0].start_byte)
+
+    def calls_of(self, qualnames) -> list[tuple[Node, str]]:
+        return [(c, q) for c, q in self.calls if q in qualnames]
+
+    def qualname(self, call: Node) -> str | None:
+        func = call.child_by_field_name("function")
+        return self.names.resolve(func) if func is not None and func.type in ("identifier", "attribute") else None
+
+    @cached_property
+    def compiles(self) -> list[CompileSite]:
+        return [s for s in (self._compile_site(c, q) for c, q in self.calls_of({*OLD_COMPILE, *NEW_COMPILE})) if s]
+
+    @cached_property
+    def loads(self) -> list[LoadSite]:
+        out = []
+        for call, q in self.calls_of(LOADS):
+            bound, _ = bind(call, LOADS[q])
+            site = LoadSite(call, q, bound.get("so_path", bound.get("path")))
+            if q in OLD_LOAD:
+                site.device_node = bound.get("device")
+            else:
+                site.index_node = bound.get("device_index")
+                site.index_arg = argument_of(site.index_node) if site.index_node is not None else None
+            out.append(site)
+        return out
+
+    def _compile_site(self, call: Node, q: str) -> CompileSite | None:
+        if q in OLD_COMPILE:
+            params = OLD_COMPILE[q]
+            bound, _ = bind(call, params)
+            site = CompileSite(call, q, bound.get(params[0]), bound.get("args"), bound.get("kwargs"),
+                               bound.get("dynamic_shapes"), dynamic_known=q == "torch._export.aot_compile")
+            options = self.deref(bound.get("options"), call.start_byte)
+            if options is not None and options.type == "dictionary":
+                for pair in options.named_children:
+                    if pair.type == "pair" and string_value(pair.child_by_field_name("key")) == OUTPUT_PATH:
+                        site.path_node = pair.child_by_field_name("value")
+            return site
+        bound, _ = bind(call, NEW_COMPILE[q])
+        site = CompileSite(call, q, path_node=bound.get("package_path"))
+        export = self.deref(bound.get("exported_program"), call.start_byte)
+        if export is not None and export.type == "call" and self.qualname(export) in EXPORT:
+            eb, _ = bind(export, EXPORT["torch.export.export"])
+            site.export = export
+            site.model, site.args, site.kwargs = eb.get("mod"), eb.get("args"), eb.get("kwargs")
+            site.dynamic = eb.get("dynamic_shapes")
+        return site
+
+    # -- def-use ----------------------------------------------------------------------------
+    def binding_value(self, ident: Node, at: int) -> tuple[Node, object] | None:
+        """The value a name holds at `at`, when a single straight-line assignment provides it."""
+        name = ident.text.decode()
+        scope = self.names.scope_of(ident)
+        binding = self.names.lookup(name, min(at, ident.start_byte), scope)
+        if binding is None or binding.kind not in (LOCAL, ALIAS):
+            return None
+        value = binding.value if binding.value is not None else self._unpacked(binding, name)
+        if value is None:
+            return None
+        module = self.names.module.bindings.get(name, [])
+        in_module = any(b is binding for b in module)
+        if in_module and scope is not self.names.module and len(module) > 1:
+            return None  # which module-level value a function sees depends on when it is called
+        if binding.at >= min(at, ident.start_byte) and (in_module == (scope is self.names.module)):
+            return None  # used before it is assigned
+        if self._conditional(value, ident):
+            return None
+        return value, binding
+
+    def _unpacked(self, binding, name: str) -> Node | None:
+        """`B, D = 2, 10`: the element of a literal right-hand side that `name` receives."""
+        node = self.src.tree.root_node.descendant_for_byte_range(binding.at, binding.at)
+        while node is not None and not (node.type == "assignment" and node.start_byte == binding.at):
+            node = node.parent if node.parent is not None and node.parent.start_byte == binding.at else None
+        if node is None:
+            return None
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None or left.type not in ("pattern_list", "tuple_pattern", "list_pattern"):
+            return None
+        right = unwrap(right)
+        if right.type not in ("expression_list", "tuple", "list"):
+            return None
+        targets = [c for c in left.named_children if c.type != "comment"]
+        values = [c for c in right.named_children if c.type != "comment"]
+        if len(targets) != len(values) or any(t.type != "identifier" for t in targets):
+            return None
+        return next((v for t, v in zip(targets, values) if t.text.decode() == name), None)
+
+    @staticmethod
+    def _conditional(value: Node, use: Node) -> bool:
+        node = value.parent
+        while node is not None and node.type not in ("function_definition", "class_definition", "module"):
+            if node.type in ("lambda",) or node.type.endswith("comprehension"):
+                return True
+            if node.type in _BRANCHES and (node.parent is None or node.parent.type not in _ALWAYS) \
+                    and not (node.start_byte <= use.start_byte < node.end_byte):
+                return True
+            node = node.parent
+        return False
+
+    def deref(self, node: Node | None, at: int, depth: int = 0) -> Node | None:
+        """Follow simple name bindings to the expression they hold."""
+        node = unwrap(node)
+        while node is not None and node.type == "identifier" and depth < MAX_DEPTH:
+            found = self.binding_value(node, at)
+            if found is None:
+                return node
+            node, binding = unwrap(found[0]), found[1]
+            at = binding.at
+            depth += 1
+        return node
+
+    def parameter_default(self, ident: Node) -> Node | None:
+        """`path` inside `def load(path=OUT)`, never rebound there: its default (callers that
+        pass another value are not followed)."""
+        scope = self.names.scope_of(ident)
+        if scope.kind != "function":
+            return None
+        found = scope.bindings.get(ident.text.decode(), [])
+        if len(found) != 1:
+            return None
+        params = scope.node.child_by_field_name("parameters")
+        for p in params.named_children if params is not None else ():
+            if p.type in ("default_parameter", "typed_default_parameter") \
+                    and p.child_by_field_name("name").text == ident.text:
+                return p.child_by_field_name("value")
+        return None
+
+    # -- constants --------------------------------------------------------------------------
+    def int_value(self, node: Node | None, at: int, depth: int = 0) -> int | None:
+        node = self.deref(node, at, depth)
+        if node is None:
+            return None
+        if node.type == "integer":
+            try:
+                return int(node.text.decode().replace("_", ""), 0)
+            except ValueError:
+                return None
+        if node.type == "unary_operator" and node.child_by_field_name("operator").type == "-":
+            v = self.int_value(node.child_by_field_name("argument"), at, depth + 1)
+            return -v if v is not None else None
+        return None
+
+    def str_value(self, node: Node | None, at: int, depth: int = 0) -> str | None:
+        """A string constant: literal, constant name, f-string / `+` / `os.path.join` / pathlib of
+        constants, a parameter's default; a name imported from another module is a `ref()`."""
+        if depth > MAX_DEPTH:
+            return None
+        node = unwrap(node)
+        if node is None:
+            return None
+        if node.type == "identifier":
+            if node.text == b"__file__":
+                return self.this_file()
+            found = self.binding_value(node, at)
+            if found is not None:
+                return self.str_value(found[0], found[1].at, depth + 1)
+            default = self.parameter_default(node)
+            if default is not None:
+                return self.str_value(default, default.start_byte, depth + 1)
+            return self._imported(node)
+        if node.type == "string" and is_fstring(node):
+            parts = []
+            for child in node.named_children:
+                if child.type in ("string_start", "string_end"):
+                    continue
+                if child.type == "string_content":
+                    if b"\\" in child.text or b"{{" in child.text or b"}}" in child.text:
+                        return None
+                    parts.append(child.text.decode())
+                elif child.type == "interpolation" and child.named_child_count == 1:
+                    inner = child.child_by_field_name("expression")
+                    v = self.str_value(inner, at, depth + 1)
+                    if v is None:
+                        iv = self.int_value(inner, at, depth + 1)
+                        v = str(iv) if iv is not None else None
+                    if v is None:
+                        return None
+                    parts.append(v)
+                else:
+                    return None
+            return "".join(parts)
+        if node.type in ("string", "concatenated_string"):
+            return string_value(node)
+        if node.type == "binary_operator":
+            op = node.child_by_field_name("operator").type
+            left = self.str_value(node.child_by_field_name("left"), at, depth + 1)
+            right = self.str_value(node.child_by_field_name("right"), at, depth + 1)
+            if left is None or right is None:
+                return None
+            if op == "+":
+                return left + right
+            if op == "/" and self.is_path(node.child_by_field_name("left"), at):
+                return _join(left, right)
+            return None
+        if node.type == "attribute":
+            if node.child_by_field_name("attribute").text == b"parent":
+                v = self.str_value(node.child_by_field_name("object"), at, depth + 1)
+                return _dirname(v) if v and self.is_path(node.child_by_field_name("object"), at) else None
+            return self._imported(node)
+        if node.type == "call":
+            q = self.qualname(node)
+            args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+            if any(a.type in ("keyword_argument", "list_splat", "dictionary_splat") for a in args):
+                return None
+            values = [self.str_value(a, at, depth + 1) for a in args]
+            if any(v is None for v in values):
+                return None
+            if q in PATH_JOIN and values:
+                return _join(*values)
+            if q == "os.path.dirname" and len(values) == 1:
+                return _dirname(values[0])
+            if q in ("os.path.abspath", "os.path.realpath") and len(values) == 1 and values[0].startswith("/"):
+                return values[0]
+            if q == "os.fspath" or (node.child_by_field_name("function").text == b"str"
+                                    and self.names.resolve(node.child_by_field_name("function")) is None):
+                return values[0] if len(values) == 1 else None
+            func = node.child_by_field_name("function")
+            if func.type == "attribute" and self.is_path(func.child_by_field_name("object"), at):
+                method = func.child_by_field_name("attribute").text.decode()
+                base = self.str_value(func.child_by_field_name("object"), at, depth + 1)
+                if base is None:
+                    return None
+                if method == "joinpath":
+                    return _join(base, *values)
+                if method in ("resolve", "absolute") and not values and base.startswith("/"):
+                    return base
+            return None
+        return None
+
+    def _imported(self, node: Node) -> str | None:
+        """A name or `module.NAME` imported from a module that may be the project's: a reference."""
+        binding = None
+        if node.type == "identifier":
+            binding = self.names.lookup(node.text.decode(), node.start_byte, self.names.scope_of(node))
+            if binding is None or binding.kind != IMPORT:
+                return None
+        target = self.names.resolve(node)
+        here = self.this_file()
+        if target is None or here is None or "." not in target.lstrip("."):
+            return None
+        if binding is None and target.split(".")[0] in ("os", "sys", "torch", "pathlib", "posixpath"):
+            return None  # os.sep, sys.prefix...: not a constant of the project
+        return ref(target, posixpath.dirname(here))
+
+    def is_path(self, node: Node | None, at: int, depth: int = 0) -> bool:
+        """A pathlib expression (so that `/` joins and `.parent` is a directory)."""
+        node = self.deref(node, at)
+        if node is None or depth > 8:
+            return False
+        if node.type == "call":
+            if self.qualname(node) in PATHLIB:
+                return True
+            func = node.child_by_field_name("function")
+            return func.type == "attribute" and self.is_path(func.child_by_field_name("object"), at, depth + 1)
+        if node.type == "binary_operator":
+            return self.is_path(node.child_by_field_name("left"), at, depth + 1)
+        if node.type == "attribute":
+            return self.is_path(node.child_by_field_name("object"), at, depth + 1)
+        return False
+
+    def this_file(self) -> str | None:
+        path = self.src.path
+        if not path or path.startswith("<"):
+            return None
+        return os.path.abspath(path).replace(os.sep, "/")
+
+    def path_key(self, node: Node | None, at: int) -> str | None:
+        """The artifact key of a path expression (it may hold references to other modules)."""
+        value = self.str_value(node, at)
+        return normalize(value) if value else None
+
+    def resolve_key(self, key: str | None) -> str | None:
+        """`path_key` with references to other modules' constants resolved through the project."""
+        if key is None or not has_ref(key):
+            return key
+        project = getattr(self.ctx, "project", None)
+        return project.resolve(key) if project is not None else None
+
+    @cached_property
+    def constants(self) -> dict[str, str]:
+        """Module-level names bound once to a string constant: what other modules import."""
+        out = {}
+        for name, bindings in self.names.module.bindings.items():
+            if len(bindings) != 1 or bindings[0].kind not in (LOCAL, ALIAS) or bindings[0].value is None:
+                continue
+            value = bindings[0].value
+            if value.type not in ("string", "concatenated_string", "binary_operator", "call", "identifier", "attribute"):
+                continue
+            v = self.str_value(value, bindings[0].at)
+            if v is not None:
+                out[name] = v
+        return out
+
+    def summary(self) -> dict:
+        """What other files need: constants, and the artifact path of each compile and load
+        (unresolved: references to other modules are resolved by the project)."""
+        compiles = [(k, s.call.start_byte, s.call.end_byte, s.qualname) for s in self.compiles
+                    if s.path_node is not None and (k := self.path_key(s.path_node, s.call.start_byte))]
+        loads = [(k, s.call.start_byte, s.call.end_byte, s.qualname) for s in self.loads
+                 if s.path_node is not None and (k := self.path_key(s.path_node, s.call.start_byte))]
+        out = {}
+        for name, value in (("constants", self.constants), ("compiles", compiles), ("loads", loads)):
+            if value:
+                out[name] = value
+        return out
+
+    # -- runners: the values a load call returns, and their calls -----------------------------
+    @cached_property
+    def _runners(self) -> dict[int, list[Node]]:
+        """load call id -> the calls of the model it returns, found once for the whole file."""
+        out: dict[int, list[Node]] = {}
+        for load in self.loads:
+            calls: list[Node] = []
+            for value in self._flows(load.call, 0, set()):
+                calls.extend(self._called(value))
+            out[load.call.id] = sorted({c.id: c for c in calls}.values(), key=lambda n: n.start_byte)
+        return out
+
+    def runner_calls(self, load: LoadSite) -> list[Node]:
+        """Calls of the loaded model: `runner = load(...); runner(x)`, `self.runner(x)` from any
+        method, a lazily set module global, a helper's return value, `load(...)(x)`."""
+        return self._runners.get(load.call.id, [])
+
+    def _flows(self, value: Node, depth: int, seen: set[int]) -> list[Node]:
+        """Expressions that evaluate to `value`'s result: itself, uses of the names it is
+        assigned to, calls of functions returning it (one level)."""
+        if depth > 4 or value.id in seen:
+            return []
+        seen.add(value.id)
+        out = [value]
+        parent = value.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            parent = parent.parent
+        if parent is None:
+            return out
+        if parent.type == "assignment" and unwrap(parent.child_by_field_name("right")) == value:
+            for use in self._uses_of_target(parent.child_by_field_name("left"), value):
+                out += self._flows(use, depth + 1, seen)
+        elif parent.type == "return_statement":
+            for call in self._calls_of_function(parent):
+                out += self._flows(call, depth + 1, seen)
+        return out
+
+    def _uses_of_target(self, left: Node, value: Node) -> list[Node]:
+        if left.type == "identifier":
+            return self._uses_of_name(left, value)
+        if left.type == "attribute" and left.child_by_field_name("object").text == b"self":
+            return self._uses_of_attribute(left, value)
+        return []
+
+    def idents(self, name: str, start: int = 0, end: int | None = None) -> list[Node]:
+        """Identifier nodes spelling `name` (cached per name, in file order), within [start, end)."""
+        found = self._idents.get(name)
+        if found is None:
+            found = self._idents[name] = list(self.src.identifiers(name))
+            self._ident_starts[name] = [n.start_byte for n in found]
+        if start == 0 and end is None:
+            return found
+        starts = self._ident_starts[name]
+        return found[bisect_left(starts, start): bisect_left(starts, end if end is not None else len(self.src.data) + 1)]
+
+    @cached_property
+    def _idents(self) -> dict[str, list[Node]]:
+        return {}
+
+    @cached_property
+    def _ident_starts(self) -> dict[str, list[int]]:
+        return {}
+
+    def _reads(self, name: str) -> dict[int, list[Node]]:
+        """Def-use of one name, in one pass: value node id -> the reads that see it (a read in
+        straight-line code after a single assignment; `binding_value` decides)."""
+        found = self._reads_cache.get(name)
+        if found is None:
+            found = self._reads_cache[name] = {}
+            for ident in self.idents(name):
+                if _is_target(ident):
+                    continue
+                value = self.binding_value(ident, ident.start_byte)
+                if value is not None:
+                    found.setdefault(unwrap(value[0]).id, []).append(ident)
+        return found
+
+    @cached_property
+    def _reads_cache(self) -> dict[str, dict[int, list[Node]]]:
+        return {}
+
+    def _uses_of_name(self, left: Node, value: Node) -> list[Node]:
+        """Reads of the name `left` that see this assignment: by def-use in straight-line code;
+        from functions, a module global (also one set under `global` in a function) when every
+        other assignment of it is `None` (lazy initialisation)."""
+        name = left.text.decode()
+        scope = self.names.scope_of(left)
+        module = self.names.module
+        out = list(self._reads(name).get(value.id, []))
+        if scope is not module and name not in scope.globals:
+            return out
+        assign = left.parent
+        tops = module.bindings.get(name, [])
+        if any(b.at != assign.start_byte and not (b.kind in (LOCAL, ALIAS) and _is_none(b.value)) for b in tops):
+            return out
+        if any(a.id != assign.id and not _is_none(a.child_by_field_name("right")) for a in self._global_sets(name)):
+            return out
+        for ident in self.idents(name):
+            where = self.names.scope_of(ident)
+            if where is module or _is_target(ident):
+                continue
+            b = self.names.lookup(name, ident.start_byte, where)
+            if b is None or any(b is t for t in tops):
+                out.append(ident)
+        return sorted(set(out), key=lambda n: n.start_byte)
+
+    def _global_sets(self, name: str) -> list[Node]:
+        """Assignments `name = ...` in functions that declare `global name`."""
+        out = []
+        for ident in self.idents(name):
+            if not _is_target(ident) or ident.parent.type != "assignment":
+                continue
+            scope = self.names.scope_of(ident)
+            if scope is not self.names.module and name in scope.globals:
+                out.append(ident.parent)
+        return out
+
+    def _uses_of_attribute(self, left: Node, value: Node) -> list[Node]:
+        """`self.<attr>` read in any method of the class, when every other assignment of it in
+        the class is `None` (lazy initialisation)."""
+        cls = left.parent
+        while cls is not None and cls.type != "class_definition":
+            cls = cls.parent
+        if cls is None:
+            return []
+        attr = left.child_by_field_name("attribute")
+        reads = []
+        for ident in self.idents(attr.text.decode(), cls.start_byte, cls.end_byte):
+            node = ident.parent
+            if node is None or node.type != "attribute" or node.child_by_field_name("attribute") != ident \
+                    or node.child_by_field_name("object").text != b"self":
+                continue
+            if node.parent is not None and node.parent.type == "assignment" and node.parent.child_by_field_name("left") == node:
+                right = unwrap(node.parent.child_by_field_name("right"))
+                if right != value and not _is_none(right):
+                    return []  # set to something else too
+                continue
+            reads.append(node)
+        return reads
+
+    def _calls_of_function(self, ret: Node) -> list[Node]:
+        """Calls of the function holding `return ...` (by its name in the file, or `self.name`)."""
+        func = ret.parent
+        while func is not None and func.type not in ("function_definition", "lambda", "class_definition", "module"):
+            func = func.parent
+        if func is None or func.type != "function_definition":
+            return []
+        name = func.child_by_field_name("name").text.decode()
+        holder = func.parent.parent if func.parent is not None and func.parent.type == "block" else None
+        if holder is not None and holder.type == "decorated_definition":
+            holder = holder.parent.parent if holder.parent is not None else None
+        method = holder is not None and holder.type == "class_definition"
+        out = []
+        for ident in (self.idents(name, holder.start_byte, holder.end_byte) if method else self.idents(name)):
+            node = ident
+            if method:
+                node = ident.parent
+                if node is None or node.type != "attribute" or node.child_by_field_name("attribute") != ident \
+                        or node.child_by_field_name("object").text != b"self":
+                    continue
+            else:
+                b = self.names.lookup(name, ident.start_byte, self.names.scope_of(ident))
+                if b is None or b.kind != DEF or b.stmt is None or b.stmt.id != func.id:
+                    continue
+            call = node.parent
+            if call is not None and call.type == "call" and call.child_by_field_name("function") == node:
+                out.append(call)
+        return out
+
+    @staticmethod
+    def _called(value: Node) -> list[Node]:
+        parent = value.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            value, parent = parent, parent.parent
+        if parent is not None and parent.type == "call" and parent.child_by_field_name("function") == value:
+            return [parent]
+        return []
+
+
+def _is_target(ident: Node) -> bool:
+    parent = ident.parent
+    return parent is not None and parent.type in ("assignment", "augmented_assignment") \
+        and parent.child_by_field_name("left") == ident
+
+
+def _is_none(node: Node | None) -> bool:
+    node = unwrap(node)
+    return node is not None and node.type == "none"
+
+
+def _join(*parts: str) -> str:
+    """posixpath.join, except that a reference is never dropped by a later absolute part."""
+    return posixpath.join(*parts)
+
+
+def _dirname(value: str) -> str | None:
+    if has_ref(value) and value.endswith(REF):
+        return None  # the directory of an unresolved reference: only known once resolved
+    return posixpath.dirname(value)
