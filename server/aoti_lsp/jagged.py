@@ -22,6 +22,7 @@ from pathlib import PurePath
 
 from tree_sitter import Node
 
+from aoti_lsp import tables
 from aoti_lsp.names import DEF, IMPORT, dotted_parts
 
 DEFAULT_JAGGED_NAMES = (
@@ -34,30 +35,14 @@ SUMMARY_CODES = ("AOTI201", "AOTI202")  # both rules read one summary, stored by
 def summary_owner(config) -> str | None:
     return next((c for c in SUMMARY_CODES if config is None or config.enabled(c)), None)
 
-EXPORTERS = frozenset({
-    "torch.export.export", "torch.export.export_for_training", "torch.export.draft_export",
-    "torch._export.export", "torch._export.aot_compile",
-})
-PACKAGERS = frozenset({"torch._inductor.aoti_compile_and_package"})
-LOADERS = frozenset({"torch._inductor.aoti_load_package", "torch._export.aot_load"})
-COMPILERS = frozenset({"torch.compile"})
-# methods that return the same module (model = Model().eval())
-_SAME_MODULE = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "requires_grad_"}
-
-# derivations that keep a tensor jagged (same elements or elementwise of them)
-_ELEMENTWISE = {
-    "cumsum", "cumprod", "clamp", "clamp_min", "clamp_max", "clip", "long", "int", "short", "to", "type",
-    "contiguous", "clone", "detach", "add", "sub", "mul", "neg", "abs", "float", "double", "masked_fill",
-    "type_as", "cpu", "cuda", "remainder", "fmod", "floor_divide", "div",
-}
-_RESHAPE = {"view", "reshape", "flatten", "unsqueeze", "squeeze", "flip", "ravel", "expand", "expand_as"}
-_NONEMPTY_MAKERS = {"new_zeros", "new_ones", "new_full", "new_tensor", "new_empty", "zeros", "ones", "full", "tensor", "empty"}
-_REDUCTIONS = {"max", "min"}  # measured; amax/amin were not
+_T = tables.section("jagged")
+EXPORTERS, PACKAGERS = frozenset(_T["exporters"]), frozenset(_T["packagers"])
+LOADERS, COMPILERS = frozenset(_T["loaders"]), frozenset(_T["compilers"])
+_SAME_MODULE = set(_T["same_module"])  # methods that return the same module (model = Model().eval())
+_ELEMENTWISE, _RESHAPE = set(_T["elementwise"]), set(_T["reshape"])  # derivations that keep a tensor jagged
+_NONEMPTY_MAKERS, _REDUCTIONS = set(_T["nonempty_makers"]), set(_T["reductions"])
 # index ops: name -> (position of the index argument for the method form, for the torch.f form)
-INDEX_OPS = {
-    "index_select": (1, 2), "gather": (1, 2), "take": (0, 1),
-    "index_copy": (1, 2), "index_copy_": (1, None),
-}
+INDEX_OPS = {k: (m, f if f >= 0 else None) for k, (m, f) in _T["index_ops"].items()}
 
 
 def jagged_patterns(config) -> tuple[str, ...]:
@@ -537,41 +522,17 @@ class Model:
             out.append((call, key, self.path_value(kw.get("package_path"))))
         return out
 
-    def path_value(self, node: Node | None, depth: int = 0) -> str | None:
-        """A path as a string literal, a constant of this file, or a parameter's default."""
-        if node is None or depth > 4:
-            return None
-        node = unparen(node)
-        literal = string_value(node)
-        if literal is not None or node.type != "identifier":
-            return literal
-        names = self.ctx.names
-        b = names.lookup(text(node), node.start_byte, names.scope_of(node))
-        if b is None:
-            return None
-        if b.value is not None:
-            return self.path_value(b.value, depth + 1)
-        scope = names.scope_of(node).node
-        params = scope.child_by_field_name("parameters") if scope.type == "function_definition" else None
-        for p in params.named_children if params is not None else ():
-            if p.type in ("default_parameter", "typed_default_parameter") and text(p.child_by_field_name("name")) == text(node):
-                return self.path_value(p.child_by_field_name("value"), depth + 1)
-        return None
+    def path_value(self, node: Node | None) -> str | None:
+        """The artifact key of a path expression (facts.py: one evaluator for every rule)."""
+        return self.ctx.facts.path_key(node, node.start_byte) if node is not None else None
+
+    def resolved(self, key: str | None) -> str | None:
+        return self.ctx.facts.resolve_key(key)
 
     def _call_behind(self, node: Node | None) -> Node | None:
         """The call an expression is, or that a name is bound to through simple assignments."""
-        for _ in range(7):
-            node = unparen(node)
-            if node is None or node.type == "call":
-                return node
-            if node.type != "identifier":
-                return None
-            names = self.ctx.names
-            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
-            if b is None or b.value is None:
-                return None
-            node = b.value
-        return None
+        node = self.ctx.facts.deref(node, node.start_byte) if node is not None else None
+        return node if node is not None and node.type == "call" else None
 
     def _export_key(self, node: Node) -> str | None:
         call = self._call_behind(node)
@@ -617,15 +578,15 @@ class Model:
         """Calls of `target`'s package made in other files of the workspace."""
         summaries = self._project_summaries()
         here = self.ctx.source.path
-        ours: set[str] = {path for _, key, path in self.packages if path and key == target.key}
+        ours: set[str] = {self.resolved(path) for _, key, path in self.packages if path and key == target.key}
         for summary in summaries.values():
             for path, key, qual in summary.get("packages", ()):
                 if key == target.key and _same_module(qual, key, here):
-                    ours.add(path)
+                    ours.add(self.resolved(path))
         out = []
         for other, summary in sorted(summaries.items()):
             for path, start, end, line, pos, kw, facts in summary.get("calls", ()):
-                if path not in ours or len(pos) > len(target.params) or target.splat:
+                if self.resolved(path) not in ours or len(pos) > len(target.params) or target.splat:
                     continue
                 args = dict(zip(target.params, pos))
                 args.update(dict(kw))
@@ -743,30 +704,24 @@ class Model:
     # -- loaded packages and their callers -----------------------------------------------------
     @shared_property
     def _raw_loads(self) -> list[tuple[Node, str | None]]:
-        """(loader call, the path it loads when this file spells it)."""
-        out = []
-        for call, _ in self.ctx.calls_to(LOADERS):
-            pos, kw, _ = call_args(call)
-            first = pos[0] if pos else kw.get("path") or kw.get("so_path")
-            out.append((call, self.path_value(first) if first is not None else None))
-        return out
+        """(loader call, the artifact key it loads when this file can tell)."""
+        return [(load.call, self.path_value(load.path_node)) for load in self.ctx.facts.loads if load.qualname in LOADERS]
 
     @cached_property
     def _loads(self) -> list[tuple[Node, str]]:
         """(loader call, key of the model it runs), when this file can tell."""
         out = []
-        in_file = {path: key for _, key, path in self.packages if path}
+        in_file = {self.resolved(path): key for _, key, path in self.packages if path}
         in_project: dict[str, list[tuple[str, str | None]]] = {}
         for summary in self._project_summaries().values():
             for path, key, qual in summary.get("packages", ()):
-                in_project.setdefault(path, []).append((key, qual))
-        for call, _ in self.ctx.calls_to(LOADERS):
-            pos, kw, _ = call_args(call)
-            first = pos[0] if pos else kw.get("path") or kw.get("so_path")
-            if first is None:
+                in_project.setdefault(self.resolved(path), []).append((key, qual))
+        for load in self.ctx.facts.loads:
+            call, first = load.call, load.path_node
+            if first is None or load.qualname not in LOADERS:
                 continue
             key = self._package_key(first)
-            literal = self.path_value(first)
+            literal = self.resolved(self.path_value(first))
             if key is None and literal is not None:
                 key = in_file.get(literal)
                 if key is None:
@@ -802,30 +757,8 @@ class Model:
         return sorted(out, key=lambda c: c.call.start_byte)
 
     def _calls_of_runner(self, load: Node) -> list[Node]:
-        parent = load.parent
-        if parent is not None and parent.type == "call" and parent.child_by_field_name("function") == load:
-            return [parent]  # aoti_load_package(p)(x, y)
-        if parent is None or parent.type != "assignment" or parent.child_by_field_name("right") != load:
-            return []
-        left = parent.child_by_field_name("left")
-        names = self.ctx.names
-        calls = []
-        if left.type == "identifier":
-            runner = text(left)
-            for _, caps in self.ctx.source.matches("calls", [runner]):
-                call, func = caps["call"][0], caps["func"][0]
-                if func.type == "identifier" and text(func) == runner:
-                    b = names.lookup(runner, func.start_byte, names.scope_of(func))
-                    if b is not None and b.value is not None and b.value.start_byte == load.start_byte:
-                        calls.append(call)
-        elif left.type == "attribute" and text(left.child_by_field_name("object")) == "self":
-            attr = text(left.child_by_field_name("attribute"))
-            cls = _class_of(load)
-            for _, caps in self.ctx.source.matches("calls", [attr]):
-                call, func = caps["call"][0], caps["func"][0]
-                if func.type == "attribute" and text(func) == f"self.{attr}" and _class_of(call) == cls:
-                    calls.append(call)
-        return calls
+        site = next((site for site in self.ctx.facts.loads if site.call.id == load.id), None)
+        return self.ctx.facts.runner_calls(site) if site is not None else []
 
     @staticmethod
     def _bind(call: Node, target: Target) -> dict[str, Node] | None:
