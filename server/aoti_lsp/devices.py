@@ -20,6 +20,7 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable
 
 from tree_sitter import Node
@@ -679,8 +680,25 @@ class Analysis:
         return Evidence(func.start_byte, func.end_byte, f"compiled here (`{site.qualname}`)")
 
     def site_artifact(self, site: CompileSite) -> Artifact:
-        return Artifact(self.compile_device(site), self.compile_where(site), self.site_evidence(site),
-                        self.inputs(site), "compile")
+        found = self._artifacts.get(site.call.id)
+        if found is None:
+            found = self._artifacts[site.call.id] = Artifact(
+                self.compile_device(site), self.compile_where(site), self.site_evidence(site), self.inputs(site), "compile")
+        return found
+
+    @cached_property
+    def _artifacts(self) -> dict[int, Artifact]:
+        return {}
+
+    @cached_property
+    def _local_compiles(self) -> dict[str, list[CompileSite]]:
+        """Resolved artifact key -> this file's compile sites writing it (one pass, not one per load)."""
+        out: dict[str, list[CompileSite]] = {}
+        for site in self.compiles():
+            key = self.facts.resolve_key(self.compile_key(site))
+            if key is not None:
+                out.setdefault(key, []).append(site)
+        return out
 
     def compile_key(self, site: CompileSite) -> str | None:
         """The artifact path a compile writes, as written (it may reference other modules)."""
@@ -708,7 +726,7 @@ class Analysis:
         key = self.facts.resolve_key(self.facts.path_key(load.path_node, at))
         if key is None:
             return None
-        local = [s for s in self.compiles() if self.facts.resolve_key(self.compile_key(s)) == key]
+        local = self._local_compiles.get(key)
         if local:
             arts = [self.site_artifact(s) for s in local]
             return _agree(arts)

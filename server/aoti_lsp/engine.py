@@ -105,7 +105,12 @@ def analyze(source: Source, config: Config | None = None, rules: tuple[Rule, ...
     ]
     if not active:
         return result
-    ctx = Context(source, config, project)
+    ctx = getattr(source, "context", None)
+    if ctx is not None and ctx.config == config:  # names and facts from the summary pass, kept
+        ctx.project = project
+        ctx.shared.pop("devices", None)  # its artifact look-ups depend on the project
+    else:
+        ctx = Context(source, config, project)
     for rule in active:
         try:
             for f in rule.check(ctx):

@@ -156,23 +156,20 @@ class Facts:
     @cached_property
     def calls(self) -> list[tuple[Node, str]]:
         """(call, qualified name) of every AOTI API call of the file, found from where a final
-        name (or a name bound to one of these functions) is spelt: `import torch` alone never
-        makes a chunk a candidate."""
+        name (or an alias of one) is spelt: the cost follows the mentions, not the file size."""
         wanted = {*OLD_COMPILE, *NEW_COMPILE, *EXPORT, *OLD_LOAD, *NEW_LOAD, *SET_DEFAULT, *SET_DTYPE, *MARK_DYNAMIC}
-        tokens = {q.rsplit(".", 1)[-1] for q in wanted} | self.names.module_aliases(wanted)
-        out = []
-        for _, caps in self.src.matches("calls", sorted(tokens)):
-            call, func = caps["call"][0], caps["func"][0]
-            last = func.child_by_field_name("attribute") if func.type == "attribute" else func
-            if last is None or last.text.decode() not in tokens:
-                continue
-            q = self.names.resolve(func)
-            if q in wanted:
-                out.append((call, q))
-        return sorted(out, key=lambda c: c[0].start_byte)
+        return self.ctx.calls_to(wanted)
 
     def calls_of(self, qualnames) -> list[tuple[Node, str]]:
-        return [(c, q) for c, q in self.calls if q in qualnames]
+        key = frozenset(qualnames)
+        found = self._calls_of.get(key)
+        if found is None:
+            found = self._calls_of[key] = [(c, q) for c, q in self.calls if q in key]
+        return found
+
+    @cached_property
+    def _calls_of(self) -> dict[frozenset, list[tuple[Node, str]]]:
+        return {}
 
     def qualname(self, call: Node) -> str | None:
         func = call.child_by_field_name("function")

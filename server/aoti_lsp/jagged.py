@@ -277,7 +277,7 @@ def is_check_call(node: Node) -> Node | None:
     return pos[0] if pos else kw.get("cond")
 
 
-def known_nonempty(site: Node, stop: Node) -> list[Tested]:
+def known_nonempty(site: Node, stop: Node, memo: dict | None = None) -> list[Tested]:
     """What the code around `site` (inside `stop`, a function or module) has checked before it
     runs: an early exit `if x.numel() == 0: return`, `torch._check(...)`, `assert`, an
     enclosing `if x.numel() > 0:` or `else` branch, a conditional expression, `and`/`or`."""
@@ -286,10 +286,10 @@ def known_nonempty(site: Node, stop: Node) -> list[Tested]:
     while node is not None:
         t = node.type
         if t in ("block", "module"):
-            for stmt in node.named_children:
-                if stmt.start_byte >= child.start_byte:
+            for start, facts in _block_facts(node, memo):
+                if start >= child.start_byte:
                     break
-                out += _statement_facts(stmt)
+                out += facts
         elif t == "if_statement":
             cond = node.child_by_field_name("condition")
             if child == node.child_by_field_name("consequence"):
@@ -316,6 +316,18 @@ def known_nonempty(site: Node, stop: Node) -> list[Tested]:
             break
         child, node = node, node.parent
     return out
+
+
+def _block_facts(block: Node, memo: dict | None) -> list[tuple[int, list[Tested]]]:
+    """(start, facts) of the statements of a block that establish something, read once per
+    block and analysis (`memo`): a module with many calls of a package does not rescan every
+    statement before each."""
+    found = memo.get(block.id) if memo is not None else None
+    if found is None:
+        found = [(stmt.start_byte, f) for stmt in block.named_children if (f := _statement_facts(stmt))]
+        if memo is not None:
+            memo[block.id] = found
+    return found
 
 
 def _statement_facts(stmt: Node) -> list[Tested]:
@@ -486,7 +498,7 @@ class Model:
         if b is None:
             return None
         if b.kind == IMPORT:
-            return b.target
+            return b.target.lstrip(".")
         stmt = b.stmt or self._relative_import(key)
         if stmt is not None and stmt.type == "import_from_statement":
             module = stmt.child_by_field_name("module_name")
@@ -568,7 +580,7 @@ class Model:
                 pos, kw, splat = call_args(call)
                 if splat:
                     continue
-                facts = tuple(sorted({(f.text, f.kind) for f in known_nonempty(call, _scope_node(call))}))
+                facts = tuple(sorted({(f.text, f.kind) for f in known_nonempty(call, _scope_node(call), _shared(self.ctx).setdefault("blocks", {}))}))
                 out.append((literal, call.start_byte, call.end_byte, self.ctx.source.lines.line_of(call.start_byte) + 1,
                             tuple(text(a) if plain_expression(a) else None for a in pos),
                             tuple(sorted((k, text(v) if plain_expression(v) else None) for k, v in kw.items())), facts))
@@ -1127,8 +1139,12 @@ class Flow:
             return [t.like]
         return []
 
+    @property
+    def block_memo(self) -> dict:
+        return _shared(self.ctx).setdefault("blocks", {})
+
     def guarded_here(self, site: Site) -> bool:
-        return self.covered(site, known_nonempty(site.node, self.target.func))
+        return self.covered(site, known_nonempty(site.node, self.target.func, self.block_memo))
 
 
 def _nonempty_constant(node: Node) -> bool:

@@ -183,8 +183,9 @@ def _read_statement(stmt: Node, scope: Scope) -> None:
                 scope.add(Binding(top, IMPORT, stmt.start_byte, target=top, stmt=stmt))
     elif t == "import_from_statement":
         module_node = stmt.child_by_field_name("module_name")
-        relative = module_node is None or module_node.type == "relative_import"
-        module = None if relative else module_node.text.decode()
+        # a relative import keeps its dots (`.paths.TOWER`): never a torch name, but the
+        # project resolves it against the importing file's folder
+        module = module_node.text.decode() if module_node is not None else None
         for name in stmt.children_by_field_name("name"):
             if name.type == "aliased_import":
                 orig = name.child_by_field_name("name").text.decode()
@@ -194,7 +195,8 @@ def _read_statement(stmt: Node, scope: Scope) -> None:
             if module is None:
                 scope.add(Binding(local, LOCAL, stmt.start_byte))
             else:
-                scope.add(Binding(local, IMPORT, stmt.start_byte, target=f"{module}.{orig}", stmt=stmt))
+                sep = "" if module.endswith(".") else "."
+                scope.add(Binding(local, IMPORT, stmt.start_byte, target=f"{module}{sep}{orig}", stmt=stmt))
     elif t == "expression_statement":
         for child in stmt.named_children:
             _read_assignment(child, scope)

@@ -35,7 +35,7 @@ def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
     rules = [r for r in summarizers(config) if r.wants_summary(source, config or Config())]
     if not rules:
         return out
-    ctx = Context(source, config or Config())
+    ctx = source.context = Context(source, config or Config())  # the check of this source reuses it
     try:
         facts = ctx.facts.summary()
         if facts:

@@ -66,6 +66,7 @@ class Source:
         self.data = data
         self.path = path
         self._tree = tree
+        self.context = None  # the engine's Context of the last summary, reused by the check
         self._occurrences: dict[str, list[int]] = {}
         self._has: dict[str, bool] = {}
 

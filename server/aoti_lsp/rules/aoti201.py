@@ -257,7 +257,7 @@ def _caller_guarded(flow: Flow, site: Site, call) -> bool:
     scope = call.call
     while scope.parent is not None and scope.type not in ("function_definition", "module"):
         scope = scope.parent
-    return flow.covered(site, known_nonempty(call.call, scope), args)
+    return flow.covered(site, known_nonempty(call.call, scope, flow.block_memo), args)
 
 
 RULE = EmptyJaggedInput()

@@ -1,0 +1,197 @@
+"""The facts layer (facts.py, project.py): def-use, runner calls however the runner travels,
+constants across modules, and a cost that stays linear in the code."""
+
+import os
+import signal
+import textwrap
+
+import pytest
+
+from aoti_lsp import names
+from aoti_lsp.config import Config
+from aoti_lsp.engine import Context, analyze
+from aoti_lsp.project import Project, summarize
+from aoti_lsp.source import Source
+
+
+def facts(text, path="<string>", project=None):
+    return Context(Source.from_text(textwrap.dedent(text), path), Config(), project).facts
+
+
+def called_lines(f):
+    src = f.src
+    return [[src.lines.line_of(c.start_byte) + 1 for c in f.runner_calls(load)] for load in f.loads]
+
+
+def test_runner_on_the_instance_called_from_another_method():
+    f = facts("""
+        import torch
+        class Scorer:
+            def __init__(self, path):
+                self.runner = torch._inductor.aoti_load_package(path)
+            def score(self, x):
+                return self.runner(x)
+            def other(self, y):
+                r = self.runner
+                return r(y)
+    """)
+    assert called_lines(f) == [[7, 10]]
+
+
+def test_attribute_set_to_something_else_too_is_not_followed():
+    f = facts("""
+        import torch
+        class Scorer:
+            def __init__(self, path):
+                self.runner = torch._inductor.aoti_load_package(path)
+            def swap(self, other):
+                self.runner = other
+            def score(self, x):
+                return self.runner(x)
+    """)
+    assert called_lines(f) == [[]]
+
+
+def test_lazy_module_global_and_returned_runner():
+    f = facts("""
+        import torch
+        _runner = None
+        def get():
+            global _runner
+            if _runner is None:
+                _runner = torch._inductor.aoti_load_package("m.pt2")
+            return _runner
+        def predict(x):
+            a = get()(x)
+            r = get()
+            return r(x), _runner(x)
+    """)
+    assert called_lines(f) == [[10, 12, 12]]
+
+
+def test_global_also_set_to_another_value_is_not_followed():
+    f = facts("""
+        import torch
+        _runner = None
+        def get():
+            global _runner
+            _runner = torch._inductor.aoti_load_package("m.pt2")
+        def reset():
+            global _runner
+            _runner = make_other()
+        def predict(x):
+            return _runner(x)
+    """)
+    assert called_lines(f) == [[]]
+
+
+def test_helper_returning_a_runner_and_its_parameter_default():
+    f = facts("""
+        import torch
+        OUT = "out/m.pt2"
+        def load_scorer(path=OUT):
+            return torch._inductor.aoti_load_package(path)
+        scorer = load_scorer()
+        scorer(1)
+    """)
+    assert called_lines(f) == [[7]]
+    load = f.loads[0]
+    assert f.path_key(load.path_node, load.call.start_byte) == "out/m.pt2"
+
+
+def test_module_level_reassignment_keeps_def_use_order():
+    f = facts("""
+        import torch
+        runner = torch._inductor.aoti_load_package("a.pt2")
+        runner(1)
+        runner = torch._inductor.aoti_load_package("b.pt2")
+        runner(2)
+    """)
+    assert called_lines(f) == [[4], [6]]
+
+
+def test_global_at_module_level_does_not_hang():
+    def boom(*_):
+        raise TimeoutError("name lookup hangs on a module-level `global`")
+
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.alarm(10)
+    try:
+        result = analyze(Source.from_text("global torch\nimport torch\nr = torch._export.aot_load('m.so', 'cpu')\n"))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert [f.code for f in result.findings] == ["AOTI002"]
+
+
+def _write(root, files):
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as fh:
+            fh.write(textwrap.dedent(text))
+
+
+def test_constants_resolve_across_modules(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/paths.py": """
+            import os
+            ARTIFACT_DIR = os.path.join(os.path.dirname(__file__), "artifacts")
+            TOWER = os.path.join(ARTIFACT_DIR, "tower.pt2")
+            RELATIVE = "models/" + "x.pt2"
+        """,
+        "pkg/a.py": "from pkg.paths import TOWER\nimport torch\nr = torch._inductor.aoti_load_package(TOWER)\n",
+        "pkg/b.py": "from .paths import TOWER\nimport torch\nr = torch._inductor.aoti_load_package(TOWER)\n",
+        "pkg/c.py": "import pkg.paths as P\nimport torch\nr = torch._inductor.aoti_load_package(P.RELATIVE)\n",
+        "pkg/d.py": "from pkg.nowhere import X\nimport torch\nr = torch._inductor.aoti_load_package(X)\n",
+    })
+    project = Project(root=str(tmp_path))
+    keys = {}
+    for name in "abcd":
+        path = str(tmp_path / "pkg" / f"{name}.py")
+        f = Context(Source(open(path, "rb").read(), path), Config(), project).facts
+        load = f.loads[0]
+        keys[name] = f.resolve_key(f.path_key(load.path_node, load.call.start_byte))
+    tower = str(tmp_path / "pkg" / "artifacts" / "tower.pt2")
+    assert keys == {"a": tower, "b": tower, "c": "models/x.pt2", "d": None}
+
+
+def test_artifact_graph_links_compile_and_loads_across_files(tmp_path):
+    _write(tmp_path, {
+        "paths.py": "TOWER = 'artifacts/tower.pt2'\n",
+        "build.py": "import torch\nfrom paths import TOWER\n"
+                    "torch._inductor.aoti_compile_and_package(ep, package_path=TOWER)\n",
+        "serve.py": "import torch\nfrom paths import TOWER\nr = torch._inductor.aoti_load_package(TOWER)\n",
+    })
+    project = Project(root=str(tmp_path))
+    for name in ("build.py", "serve.py"):
+        path = str(tmp_path / name)
+        project.update(path, summarize(Source(open(path, "rb").read(), path)))
+    graph = project.artifact_sites()
+    assert sorted((os.path.basename(p), kind) for p, kind, _ in graph["artifacts/tower.pt2"]) == [
+        ("build.py", "compile"), ("serve.py", "load")]
+
+
+def _sites(n: int) -> str:
+    out = ["import torch", "from torch._inductor import aoti_compile_and_package, aoti_load_package", ""]
+    for i in range(n):
+        out += [f"def site_{i}(model):", "    x = torch.randn(4, 8, device='cuda')",
+                "    ep = torch.export.export(model, (x,))",
+                f"    runner = aoti_load_package(aoti_compile_and_package(ep, package_path='m{i}.pt2'))",
+                "    return runner(torch.randn(4, 8))", "",
+                f"runner = aoti_load_package('m{i}.pt2')", "runner(torch.ones(4, 8))", ""]
+    return "\n".join(out) + "\n"
+
+
+def test_def_use_work_is_linear_in_the_sites():
+    """Counted, not timed: binding look-ups per site stay flat when the file grows 4x (a
+    rescan of every binding of `runner` for each use made this quadratic)."""
+    def lookups(n):
+        before = names.LOOKUPS[0]
+        result = analyze(Source.from_text(_sites(n), "big.py"))
+        assert len([f for f in result.findings if f.code == "AOTI102"]) == 2 * n  # the work was really done
+        return names.LOOKUPS[0] - before
+
+    small, large = lookups(50), lookups(200)
+    assert large <= 4 * small * 1.25, (small, large)
