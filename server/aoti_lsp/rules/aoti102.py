@@ -16,11 +16,23 @@ inputs there. A CUDA-compiled model called with CPU tensors fails with
 called with CPU tensors. Only the device type matters: inputs on `cuda:1` for a model compiled
 on `cuda:0` are not reported.
 
-The device of each argument of a call of the loaded model (`runner = aoti_load_package(...)`,
-`runner(x)`; `self.runner(x)`; `aot_load(...)(x)`) is read from the same evidence as the
+Calls of the loaded model are followed through: a local (`runner = aoti_load_package(...)`,
+`runner(x)`), an attribute set in any method and called in another (`self.runner(x)`, also when
+it is first set to `None`), a module global (also one set lazily under `global` in a function,
+when every other assignment is `None`), the return value of a function or method (one level:
+`def load(): return aoti_load_package(P)`, `load()(x)`), and `aot_load(...)(x)`. Not followed: a
+runner passed as an argument, stored in a container, or returned through two functions; a path
+passed by the caller of such a helper (its default is used). The artifact path may be a constant of
+another module of the project (`from pkg.paths import TOWER`, `import pkg.paths as P`, relative
+imports, `os.path.join` of constants there).
+
+The device of each argument of a call of the loaded model is read from the same evidence as the
 compile side: `.cuda()`, `.cpu()`, `.to(...)`, `device=` of the factories, constants, simple
 (re)assignments in order, `with torch.device(...)` and `torch.set_default_device(...)`. A tensor
-created without `device=` is on the CPU unless a default device is set. The compiled device
+created without `device=` is on the CPU unless a default device is set; so is one built from
+Python data (`torch.tensor([...])`, a list comprehension, `torch.as_tensor((1, 2))`), while
+`torch.tensor(t)` of a tensor keeps `t`'s device (unknown unless `t`'s is known) and
+`torch.from_numpy(a)` is always on the CPU. The compiled device
 comes from the compile site of the loaded artifact (in this file, in another file of the project
 through the artifact's path, or from a `.pt2` package on disk); for `aot_load`, when the compile
 side is unknown, the device it is loaded on. Unknown devices (parameters, run-time choices,
