@@ -323,7 +323,8 @@ class Facts:
                 return self.this_file()
             found = self.binding_value(node, at)
             if found is not None:
-                return self.str_value(found[0], found[1].at, depth + 1)
+                value = self.str_value(found[0], found[1].at, depth + 1)
+                return value if value is not None else self._symbol(node.text.decode(), found[1])
             default = self.parameter_default(node)
             if default is not None:
                 return self.str_value(default, default.start_byte, depth + 1)
@@ -362,6 +363,8 @@ class Facts:
             if op == "/" and self.is_path(node.child_by_field_name("left"), at):
                 return _join(left, right)
             return None
+        if node.type == "subscript":
+            return self._env_name(node, None)
         if node.type == "attribute":
             if node.child_by_field_name("attribute").text == b"parent":
                 v = self.str_value(node.child_by_field_name("object"), at, depth + 1)
@@ -369,6 +372,9 @@ class Facts:
             return self._imported(node)
         if node.type == "call":
             q = self.qualname(node)
+            env = self._env_name(node, q)
+            if env is not None:
+                return env
             args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
             if any(a.type in ("keyword_argument", "list_splat", "dictionary_splat") for a in args):
                 return None
@@ -395,6 +401,71 @@ class Facts:
                 if method in ("resolve", "absolute") and not values and base.startswith("/"):
                     return base
             return None
+        return None
+
+    def _symbol(self, name: str, binding) -> str | None:
+        """A module constant whose value is only known at run time (`os.path.join(sys.argv[1],
+        "m.so")`) but that ends in a literal: the constant itself is the artifact's identity,
+        the same in every module that imports it."""
+        here = self.this_file()
+        module = self.names.module.bindings.get(name, [])
+        if here is None or len(module) != 1 or module[0] is not binding or binding.value is None:
+            return None
+        if not isinstance(self.tail(binding.value, binding.at), tuple):
+            return None
+        return f"@{here}:{name}"
+
+    def _env_name(self, node: Node, q: str | None) -> str | None:
+        """`os.environ.get("DIR", d)` / `os.getenv("DIR")` / `os.environ["DIR"]`: the same symbol
+        (`${DIR}`) wherever it is read, so that two modules building a path from it agree."""
+        if node.type == "subscript":
+            value = node.child_by_field_name("value")
+            subs = node.children_by_field_name("subscript")
+            if value is not None and self.names.resolve(value) == "os.environ" and len(subs) == 1:
+                name = string_value(subs[0])
+                return f"${{{name}}}" if name else None
+            return None
+        if q not in ("os.environ.get", "os.getenv"):
+            return None
+        args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+        name = string_value(args[0]) if args and args[0].type == "string" else None
+        return f"${{{name}}}" if name else None
+
+    def tail(self, node: Node | None, at: int, depth: int = 0):
+        """Where the end of a path value is spelt: (start, end) of the string text it ends with
+        in this file, or the reference (`ref()`) of another module's constant it ends with.
+        None when the value does not end in a literal (a run-time value, a call)."""
+        node = unwrap(node)
+        if node is None or depth > MAX_DEPTH:
+            return None
+        if node.type == "identifier":
+            found = self.binding_value(node, at)
+            if found is not None:
+                return self.tail(found[0], found[1].at, depth + 1)
+            default = self.parameter_default(node)
+            if default is not None:
+                return self.tail(default, default.start_byte, depth + 1)
+            return self._imported(node)
+        if node.type == "attribute":
+            return self._imported(node)
+        if node.type == "string":
+            parts = [c for c in node.named_children if c.type not in ("string_start", "string_end")]
+            if parts and parts[-1].type == "string_content":
+                return (parts[-1].start_byte, parts[-1].end_byte)
+            return None
+        if node.type == "concatenated_string":
+            return self.tail(node.named_children[-1], at, depth + 1) if node.named_children else None
+        if node.type == "binary_operator":
+            return self.tail(node.child_by_field_name("right"), at, depth + 1)
+        if node.type == "call":
+            args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+            q = self.qualname(node)
+            func = node.child_by_field_name("function")
+            joins = q in PATH_JOIN or (func.type == "attribute" and func.child_by_field_name("attribute").text == b"joinpath")
+            if joins and args and args[-1].type not in ("keyword_argument", "list_splat", "dictionary_splat"):
+                return self.tail(args[-1], at, depth + 1)
+            if (q in ("os.fspath", "os.path.abspath", "os.path.realpath") or func.text == b"str") and len(args) == 1:
+                return self.tail(args[0], at, depth + 1)
         return None
 
     def _imported(self, node: Node) -> str | None:
@@ -447,6 +518,17 @@ class Facts:
         return project.resolve(key) if project is not None else None
 
     @cached_property
+    def tails(self) -> dict[str, object]:
+        """Module constants -> where their value's end is spelt (`tail()`), for renames."""
+        out = {}
+        for name in self.constants:
+            b = self.names.module.bindings[name][0]
+            t = self.tail(b.value, b.at)
+            if t is not None:
+                out[name] = t
+        return out
+
+    @cached_property
     def constants(self) -> dict[str, str]:
         """Module-level names bound once to a string constant: what other modules import."""
         out = {}
@@ -457,6 +539,8 @@ class Facts:
             if value.type not in ("string", "concatenated_string", "binary_operator", "call", "identifier", "attribute"):
                 continue
             v = self.str_value(value, bindings[0].at)
+            if v is None:
+                v = self._symbol(name, bindings[0])
             if v is not None:
                 out[name] = v
         return out
@@ -469,7 +553,8 @@ class Facts:
         loads = [(k, s.call.start_byte, s.call.end_byte, s.qualname) for s in self.loads
                  if s.path_node is not None and (k := self.path_key(s.path_node, s.call.start_byte))]
         out = {}
-        for name, value in (("constants", self.constants), ("compiles", compiles), ("loads", loads)):
+        for name, value in (("constants", self.constants), ("tails", self.tails), ("compiles", compiles),
+                            ("loads", loads)):
             if value:
                 out[name] = value
         return out
@@ -490,6 +575,12 @@ class Facts:
         """Calls of the loaded model: `runner = load(...); runner(x)`, `self.runner(x)` from any
         method, a lazily set module global, a helper's return value, `load(...)(x)`."""
         return self._runners.get(load.call.id, [])
+
+    def flows(self, value: Node) -> list[Node]:
+        return self._flows(value, 0, set())
+
+    def calls_of_function(self, ret: Node) -> list[Node]:
+        return self._calls_of_function(ret)
 
     def _flows(self, value: Node, depth: int, seen: set[int]) -> list[Node]:
         """Expressions that evaluate to `value`'s result: itself, uses of the names it is

@@ -26,6 +26,7 @@ class Edit:
     start: int  # byte offsets into the source
     end: int
     text: str
+    path: str | None = None  # None: the finding's file; else another file of the project (absolute)
 
     def overlaps(self, other: "Edit") -> bool:
         return self.start < other.end and other.start < self.end or (self.start == other.start and self.start == self.end == other.end)
@@ -37,6 +38,11 @@ class Fix:
     edits: tuple[Edit, ...]
     applicability: Applicability = Applicability.SAFE
     snippet: bool = False  # edits hold LSP snippet placeholders: editor only
+
+    @property
+    def other_files(self) -> set[str]:
+        """Files besides the finding's that the fix edits (a migration planned per artifact)."""
+        return {e.path for e in self.edits if e.path is not None}
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,16 @@ class Project:
             found = memos[name] = (self.version, build())
         return found[1]
 
+    # -- other files' trees (a migration edits every file that names an artifact) ---------------
+    def context(self, path: str):
+        """An engine Context of another file of the project (its editor buffer when the server
+        has one: `reader`), parsed once per project version."""
+        path = os.path.abspath(path)
+        contexts = self.memo("contexts", dict)
+        if path not in contexts:
+            contexts[path] = _context(path, self.__dict__.get("reader"), self)
+        return contexts[path]
+
     # -- constants across modules --------------------------------------------------------------
     def resolve(self, value: str, depth: int = 0) -> str | None:
         """A path value with its references to other modules' constants replaced by their
@@ -114,11 +124,10 @@ class Project:
 
     def constant(self, folder: str, target: str) -> str | None:
         """The value of `target` (`pkg.paths.TOWER`, `.paths.TOWER`) imported from `folder`."""
-        dots = len(target) - len(target.lstrip("."))
-        parts = target[dots:].split(".")
-        if len(parts) < 2:
-            return None
-        module, name = parts[:-1], parts[-1]
+        found = self.module_file(folder, target)
+        return None if found is None else self.constants_of(found[0]).get(found[1])
+
+    def _candidates(self, folder: str, dots: int, module: list[str]) -> list[str]:
         if dots:
             base = folder
             for _ in range(dots - 1):
@@ -135,21 +144,45 @@ class Project:
                     break
                 bases.append(parent)
             bases = [b for b in dict.fromkeys(bases) if b]
-        for base in bases:
-            for candidate in (os.path.join(base, *module) + ".py", os.path.join(base, *module, "__init__.py")):
-                constants = self.constants_of(candidate)
-                if constants is not None:
-                    return constants.get(name)
+        return [c for base in bases for c in (os.path.join(base, *module) + ".py", os.path.join(base, *module, "__init__.py"))]
+
+    def module_file(self, folder: str, target: str) -> tuple[str, str] | None:
+        """(file, name) of the module constant `target` imported from `folder`."""
+        dots = len(target) - len(target.lstrip("."))
+        parts = target[dots:].split(".")
+        if len(parts) < 2:
+            return None
+        for candidate in self._candidates(folder, dots, parts[:-1]):
+            if self.constants_of(candidate) is not None:
+                return candidate, parts[-1]
         return None
 
+    def tail(self, reference: str, depth: int = 0) -> tuple[str, int, int] | None:
+        """(file, start, end) of the string text a referenced constant's value ends with."""
+        from aoti_lsp.facts import REF
+
+        folder, _, target = reference.strip(REF).partition("|")
+        found = self.module_file(folder, target)
+        if found is None or depth > 8:
+            return None
+        path, name = found
+        t = self.facts_of(path).get("tails", {}).get(name)
+        if isinstance(t, str):
+            return self.tail(t, depth + 1)
+        return (path, t[0], t[1]) if t else None
+
     def constants_of(self, path: str) -> dict[str, str] | None:
-        """Module constants of a file: from its summary, else read from disk once (a module that
-        holds only paths has no trigger token and is never summarised)."""
+        facts = self.facts_of(path)
+        return None if facts is None else facts.get("constants", {})
+
+    def facts_of(self, path: str) -> dict | None:
+        """The facts summary of a file (constants, tails, sites): from its summary, else read
+        from disk once (a module holding only paths has no trigger token, so no summary)."""
         path = os.path.abspath(path)
         index = self.memo("paths", lambda: {os.path.abspath(p): p for p in self.summaries})
         known = index.get(path)
         if known is not None and FACTS in self.summaries[known]:
-            return self.summaries[known][FACTS].get("constants", {})
+            return self.summaries[known][FACTS]
         cache = self.__dict__.setdefault("_disk_constants", {})
         try:
             stamp = os.stat(path).st_mtime_ns
@@ -158,9 +191,9 @@ class Project:
         hit = cache.get(path)
         if hit is not None and hit[0] == stamp:
             return hit[1]
-        constants = _read_constants(path)
-        cache[path] = (stamp, constants)
-        return constants
+        facts = _read_facts(path)
+        cache[path] = (stamp, facts)
+        return facts
 
     def artifact_sites(self) -> dict[str, list[tuple[str, str, tuple]]]:
         """The project's artifact graph: resolved key -> (path, "compile" | "load", site) for
@@ -178,7 +211,21 @@ class Project:
         return self.memo("artifacts", build)
 
 
-def _read_constants(path: str) -> dict[str, str] | None:
+def _context(path: str, reader, project):
+    from aoti_lsp.source import Source, SourceError, decode_check
+
+    data = reader(path) if reader is not None else None
+    if data is None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            decode_check(data)
+        except (OSError, SourceError):
+            return None
+    return Context(Source(data, path), Config(), project)
+
+
+def _read_facts(path: str) -> dict | None:
     from aoti_lsp.source import Source, SourceError, decode_check
 
     try:
@@ -190,7 +237,8 @@ def _read_constants(path: str) -> dict[str, str] | None:
     except (OSError, SourceError):
         return None
     try:
-        return Context(Source(data, path), Config()).facts.constants
+        facts = Context(Source(data, path), Config()).facts
+        return {"constants": facts.constants, "tails": facts.tails}
     except Exception:
-        log.exception("reading constants of %s failed", path)
+        log.exception("reading the facts of %s failed", path)
         return {}

@@ -137,7 +137,7 @@ def _fresh_name(src, base: str) -> str:
 
 
 # -- compile ---------------------------------------------------------------------------------
-def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node]) -> Fix:
+def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node], rename: bool = True) -> Fix:
     cst = _libcst()
     src = ctx.source
     stmt = _statement(call)
@@ -177,7 +177,7 @@ def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node]) -> Fix:
                     kept.append(el.with_changes(comma=cst.MaybeSentinel.DEFAULT))
             if out_path is not None:
                 package_args.append(_arg(_so_to_pt2(out_path), "package_path"))
-                renames = _rename_paths(ctx, call, out_path, other_calls)
+                renames = _rename_paths(ctx, call, out_path, other_calls) if rename else []
             if kept:
                 package_args.append(_arg(value.with_changes(elements=kept), "inductor_configs"))
         else:
@@ -256,7 +256,7 @@ def _rename_paths(ctx, call: Node, out_path: cst.BaseExpression, other_calls: li
 DEVICE = re.compile(r"^(cpu|cuda|xpu|mps)(?::(\d+))?$")
 
 
-def load_fix(ctx, call: Node, qualname: str) -> Fix:
+def load_fix(ctx, call: Node, qualname: str, rename: bool = True) -> Fix:
     cst = _libcst()
     src = ctx.source
     _, bound = _args(src.node_text(call), ["so_path", "device"])

@@ -1,4 +1,4 @@
-from aoti_lsp.fixes.migrate import compile_fix
+from aoti_lsp.fixes.plan import migration
 from aoti_lsp.rules._deprecated import DeprecatedCall
 
 
@@ -50,7 +50,7 @@ editor, applied by the CLI only with `--unsafe-fixes`.
         return f"`{qualname}` is deprecated: use `torch.export.export` + `torch._inductor.aoti_compile_and_package` (a .pt2 package)"
 
     def fix(self, ctx, call, qualname, other_calls):
-        return compile_fix(ctx, call, qualname, other_calls)
+        return migration(ctx, call)
 
 
 RULE = DeprecatedCompile()

@@ -1,4 +1,4 @@
-from aoti_lsp.fixes.migrate import load_fix
+from aoti_lsp.fixes.plan import migration
 from aoti_lsp.rules._deprecated import DeprecatedCall
 
 
@@ -39,7 +39,7 @@ may also be a string constant of the same file. No fix when the device is comput
         return f"`{qualname}` is deprecated: use `torch._inductor.aoti_load_package` (loads a .pt2; the device type comes from the package)"
 
     def fix(self, ctx, call, qualname, other_calls):
-        return load_fix(ctx, call, qualname)
+        return migration(ctx, call)
 
 
 RULE = DeprecatedLoad()

@@ -1,0 +1,315 @@
+"""The migration off aot_compile / aot_load, planned per artifact across the project.
+
+One artifact (the `.so` an `aot_compile` writes) -> every place that names it changes together:
+the compile call, the loaders (`aot_load` -> `aoti_load_package`, in any file), and the string
+text its path ends with (`"tower.so"` -> `"tower.pt2"`), wherever that is spelt: a literal at the
+call, a constant of the file, a constant of another module. The artifact graph comes from the
+facts layer (facts.py, project.py). When the plan cannot be made whole, no fix is given and the
+reason is (`CannotFix`): a path computed at run time, an artifact written or read outside what
+the project shows, a path constant also used for something else. A loader that asks for another
+device type than the compile used is a bug of its own (AOTI101): the plan is then only offered
+in the editor, never applied by `--fix` or fix-all, and says which device it drops.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, unwrap
+from aoti_lsp.findings import Applicability, Edit, Fix
+from aoti_lsp.fixes.migrate import CannotFix, compile_fix, load_fix
+
+COMPILE_TITLE = "Migrate to torch.export.export + aoti_compile_and_package"
+LOAD_TITLE = "Migrate to torch._inductor.aoti_load_package"
+
+
+@dataclass
+class Member:
+    ctx: object  # the engine Context of the member's file
+    call: Node
+    qualname: str
+
+    @property
+    def path(self) -> str:
+        return self.ctx.source.path
+
+
+@dataclass
+class Plan:
+    compiles: list[Member] = field(default_factory=list)
+    loads: list[Member] = field(default_factory=list)
+    tails: dict[tuple[str, int], tuple[int, bytes]] = field(default_factory=dict)  # (file, start) -> (end, text)
+    name: str | None = None  # the artifact's file name, for titles
+
+
+def migration(ctx, call: Node) -> Fix:
+    """The whole migration of the artifact `call` (an old compile or a loader) writes or reads."""
+    plan = _plan(ctx, call)
+    dropped = _device_conflicts(plan)
+    edits: list[Edit] = []
+    here = os.path.abspath(ctx.source.path)
+    for member in plan.compiles + plan.loads:
+        others = [m.call for m in plan.compiles + plan.loads if m.ctx is member.ctx and m.call != member.call]
+        fix = (compile_fix(member.ctx, member.call, member.qualname, others, rename=False)
+               if member.qualname in OLD_COMPILE else load_fix(member.ctx, member.call, member.qualname, rename=False)
+               if member.qualname in OLD_LOAD else None)
+        path = None if os.path.abspath(member.path) == here else os.path.abspath(member.path)
+        if fix is not None:
+            edits += [Edit(e.start, e.end, e.text, path) for e in fix.edits]
+    _same_text(plan)
+    if plan.name is None and plan.tails:
+        plan.name = os.path.basename(next(iter(sorted(plan.tails.values())))[1].decode())
+    covered = [(os.path.abspath(m.path), m.call.start_byte, m.call.end_byte) for m in plan.compiles + plan.loads]
+    renamed_files = set()
+    for (path, start), (end, text) in sorted(plan.tails.items()):
+        if not text.endswith(b".so") or any(p == path and s <= start < e for p, s, e in covered):
+            continue  # a literal inside a rewritten call: the call's own fix renames it
+        edits.append(Edit(end - 3, end, ".pt2", None if path == here else path))
+        renamed_files.add(path)
+    edits = sorted(set(edits), key=lambda e: (e.path or "", e.start, e.end, e.text))
+    title = COMPILE_TITLE if plan.compiles else LOAD_TITLE
+    if plan.compiles and plan.loads:
+        title = "Migrate to aoti_compile_and_package + aoti_load_package"
+    files = {os.path.abspath(m.path) for m in plan.compiles + plan.loads} | renamed_files
+    notes = []
+    if plan.name and plan.tails:
+        stem = plan.name[:-3] if plan.name.endswith(".so") else plan.name
+        notes.append(f"renames {plan.name} -> {stem}.pt2" + (f" in {len(files)} files" if len(files) > 1 else ""))
+    elif len(files) > 1:
+        notes.append(f"edits {len(files)} files")
+    notes += [f'drops device="{d}"' for d in dropped]
+    if notes:
+        title += f" ({', '.join(notes)})"
+    if dropped:  # a device mismatch is the user's decision (AOTI101): editor only
+        return Fix(title, tuple(edits), Applicability.DISPLAY)
+    return Fix(title, tuple(edits), Applicability.UNSAFE)
+
+
+# -- building the plan ----------------------------------------------------------------------------
+def _plan(ctx, call: Node) -> Plan:
+    facts = ctx.facts
+    plan = Plan()
+    compile_site = next((s for s in facts.compiles if s.call == call), None)
+    load_site = next((s for s in facts.loads if s.call == call), None)
+    if compile_site is None and load_site is None:
+        raise CannotFix("the call is not an AOTI compile or load this analysis can read")
+    if load_site is not None:
+        behind = facts.deref(load_site.path_node, call.start_byte) if load_site.path_node is not None else None
+        compile_site = next((s for s in facts.compiles if behind is not None and s.call == behind), None)
+        if compile_site is None and load_site.path_node is None:
+            raise CannotFix("the path is missing")
+    if compile_site is not None and compile_site.path_node is None:
+        return _returned_artifact(ctx, compile_site, plan)
+    node = compile_site.path_node if compile_site is not None else load_site.path_node
+    owner = compile_site.call if compile_site is not None else call
+    raw = facts.path_key(node, owner.start_byte)
+    key = facts.resolve_key(raw)
+    if key is None:
+        what = ctx.source.node_text(node)
+        raise CannotFix(f"the artifact path `{what[:40]}` is computed at run time: the places that "
+                        "name it cannot all be found")
+    plan.name = os.path.basename(key) if not key.startswith("@") else None
+    _collect(ctx, key, plan)
+    if not plan.compiles:
+        raise CannotFix(f"no compile in the project writes `{plan.name}`: migrate this together with the "
+                        "aot_compile that does (a loader alone would look for a .pt2 nobody writes)")
+    return plan
+
+
+def _returned_artifact(ctx, site, plan: Plan) -> Plan:
+    """`so = aot_compile(model, args)`: the artifact is the return value; its loaders are the
+    loads of this file whose path is that value."""
+    facts = ctx.facts
+    plan.compiles.append(Member(ctx, site.call, site.qualname))
+    flows = facts.flows(site.call)
+    for value in flows:
+        parent = value.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            parent = parent.parent
+        if parent is not None and parent.type == "return_statement" and not facts.calls_of_function(parent):
+            raise CannotFix("its result is returned to code this analysis cannot follow: the loader of "
+                            "the .so cannot be changed with it")
+    ids = {v.id for v in flows}
+    for load in facts.loads:
+        node = unwrap(load.path_node)
+        if node is not None and (node.id in ids or facts.deref(node, load.call.start_byte) == site.call):
+            plan.loads.append(Member(ctx, load.call, load.qualname))
+    return plan
+
+
+def _collect(ctx, key: str, plan: Plan) -> None:
+    """Every compile and load of the artifact `key`: this file's, then the project's."""
+    here = os.path.abspath(ctx.source.path)
+    seen: set[tuple[str, int]] = set()
+
+    def add(member_ctx, site, kind):
+        mark = (os.path.abspath(member_ctx.source.path), site.call.start_byte)
+        if mark in seen:
+            return
+        seen.add(mark)
+        facts = member_ctx.facts
+        if kind == "compile":
+            if site.qualname not in OLD_COMPILE:
+                raise CannotFix(f"{_where(member_ctx, site.call)} already writes it with the new API")
+            plan.compiles.append(Member(member_ctx, site.call, site.qualname))
+        else:
+            if site.qualname not in OLD_LOAD and site.qualname not in NEW_LOAD:
+                return
+            if site.qualname in OLD_LOAD:
+                plan.loads.append(Member(member_ctx, site.call, site.qualname))
+        tail = facts.tail(site.path_node, site.call.start_byte)
+        _add_tail(member_ctx, tail, plan)
+
+    for site in ctx.facts.compiles:
+        if site.path_node is not None and ctx.facts.resolve_key(ctx.facts.path_key(site.path_node, site.call.start_byte)) == key:
+            add(ctx, site, "compile")
+    for site in ctx.facts.loads:
+        if site.path_node is not None and ctx.facts.resolve_key(ctx.facts.path_key(site.path_node, site.call.start_byte)) == key:
+            add(ctx, site, "load")
+    _mentions(ctx, key, plan)
+    project = ctx.project
+    if project is None:
+        return
+    for path, kind, (_, start, end, _) in project.artifact_sites().get(key, ()):
+        if os.path.abspath(path) == here:
+            continue
+        other = project.context(path)
+        if other is None:
+            raise CannotFix(f"{os.path.basename(path)} also names it and cannot be read")
+        sites = other.facts.compiles if kind == "compile" else other.facts.loads
+        site = next((s for s in sites if s.call.start_byte == start and s.call.end_byte == end), None)
+        if site is None:
+            raise CannotFix(f"{os.path.basename(path)} changed since it was read")
+        add(other, site, kind)
+        _mentions(other, key, plan)
+
+
+def _same_text(plan: Plan) -> None:
+    """A string spelt exactly like a renamed one, in a file the plan edits (`... == "m.so"`)."""
+    texts = {text for _, text in plan.tails.values() if text.endswith(b".so")}
+    for member in plan.compiles + plan.loads:
+        src = member.ctx.source
+        root = src.tree.root_node
+        for text in texts:
+            for at in src.occurrences(text.decode()):
+                node = root.descendant_for_byte_range(at, at + len(text))
+                if node is not None and node.type == "string_content" and node.text == text:
+                    plan.tails.setdefault((os.path.abspath(src.path), node.start_byte), (node.end_byte, node.text))
+
+
+def _mentions(ctx, key: str, plan: Plan) -> None:
+    """Other strings of the file naming the same artifact (`os.path.exists("out/m.so")`)."""
+    src, facts = ctx.source, ctx.facts
+    root = src.tree.root_node
+    for at in src.occurrences(".so"):
+        node = root.descendant_for_byte_range(at, at + 3)
+        if node is None or node.type != "string_content" or node.end_byte != at + 3:
+            continue
+        expr = node.parent
+        for _ in range(4):  # the string, os.path.join(..., "m.so"), d + "/m.so", Path(d) / "m.so"
+            if facts.resolve_key(facts.path_key(expr, expr.start_byte)) == key:
+                plan.tails.setdefault((os.path.abspath(src.path), node.start_byte), (node.end_byte, node.text))
+                break
+            expr = expr.parent
+            while expr is not None and expr.type in ("argument_list", "parenthesized_expression"):
+                expr = expr.parent
+            if expr is None or expr.type not in ("call", "binary_operator"):
+                break
+
+
+def _add_tail(ctx, tail, plan: Plan) -> None:
+    """The string text a path ends with, in this file or (a reference) in another module."""
+    if tail is None:
+        return
+    if isinstance(tail, str):
+        project = ctx.project
+        found = project.tail(tail) if project is not None else None
+        if found is None:
+            raise CannotFix("the path is built in a module this analysis cannot read")
+        path, start, end = found
+        other = project.context(path)
+        if other is None:
+            raise CannotFix(f"{os.path.basename(path)} cannot be read")
+        _check_constant_uses(other, start, plan)
+        plan.tails[(os.path.abspath(path), start)] = (end, other.source.data[start:end])
+        return
+    start, end = tail
+    _check_constant_uses(ctx, start, plan)
+    plan.tails[(os.path.abspath(ctx.source.path), start)] = (end, ctx.source.data[start:end])
+
+
+def _check_constant_uses(ctx, start: int, plan: Plan) -> None:
+    """A module constant whose text is renamed must not serve anything but this artifact: its
+    reads in its own file are either path arguments of the plan's calls or other constants."""
+    facts = ctx.facts
+    names = ctx.names
+    for name, bindings in names.module.bindings.items():
+        b = bindings[0]
+        if len(bindings) != 1 or b.value is None or not b.value.start_byte <= start < b.value.end_byte:
+            continue
+        for ident in facts.idents(name):
+            if ident.start_byte < b.value.end_byte and ident.start_byte >= b.at:
+                continue  # the definition itself
+            if _reads_as_path(ctx, ident):
+                continue
+            line = ctx.source.lines.line_of(ident.start_byte) + 1
+            raise CannotFix(f"the path constant `{name}` is also used for something else "
+                            f"({os.path.basename(ctx.source.path)}:{line})")
+
+
+# reads that use the `.so` as something other than the artifact's name: renaming would break them
+LIBRARY_LOADS = {"ctypes.CDLL", "ctypes.cdll.LoadLibrary", "ctypes.PyDLL", "torch.ops.load_library",
+                 "torch.classes.load_library", "importlib.util.spec_from_file_location"}
+STRING_SURGERY = {"replace", "removesuffix", "rstrip", "split", "rsplit", "endswith", "partition", "rpartition"}
+
+
+def _reads_as_path(ctx, ident: Node) -> bool:
+    """A read of a path constant that keeps naming the artifact (a compile or load argument,
+    `os.path.exists(P)`, another constant built from it) — not loaded as a shared library,
+    nor taken apart as a string (`P.replace(".so", ...)`, `P[:-3]`)."""
+    node = ident
+    while node.parent is not None and node.parent.type in ("parenthesized_expression", "argument_list",
+                                                           "keyword_argument", "attribute", "subscript", "call"):
+        parent = node.parent
+        if parent.type == "subscript" and parent.child_by_field_name("value") == node:
+            return False
+        if parent.type == "attribute" and parent.child_by_field_name("object") == node \
+                and parent.child_by_field_name("attribute").text.decode() in STRING_SURGERY:
+            return False
+        if parent.type == "call" and ctx.facts.qualname(parent) in LIBRARY_LOADS:
+            return False
+        node = parent
+    return True
+
+
+def _device_conflicts(plan: Plan) -> list[str]:
+    """Loader devices that the migration drops although they disagree with the compile device."""
+    from aoti_lsp.devices import analysis
+
+    compiled = set()
+    for member in plan.compiles:
+        a = analysis(member.ctx)
+        site = next((s for s in a.compiles() if s.call == member.call), None)
+        dev = a.compile_device(site) if site is not None else None
+        if dev is None:
+            return []
+        compiled.add(dev.type)
+    if len(compiled) != 1:
+        return []
+    out = []
+    for member in plan.loads:
+        if member.qualname not in OLD_LOAD:
+            continue
+        a = analysis(member.ctx)
+        site = next((s for s in a.loads() if s.call == member.call), None)
+        dev = a.device_value(site.device_node, site.call.start_byte) if site is not None else None
+        if dev is not None and dev.type not in compiled:
+            out.append(dev.spelled)
+    return out
+
+
+def _where(ctx, node: Node) -> str:
+    return f"{os.path.basename(ctx.source.path)}:{ctx.source.lines.line_of(node.start_byte) + 1}"
