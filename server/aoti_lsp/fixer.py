@@ -34,8 +34,8 @@ def choose(findings: list[Finding], unsafe: bool) -> list[Fix]:
     chosen: list[Fix] = []
     taken: list[Edit] = []
     for f in findings:
-        if not applicable(f.fix, unsafe):
-            continue
+        if not applicable(f.fix, unsafe) or f.fix.other_files:
+            continue  # a fix that edits other files too is applied by project_fix, whole
         if any(e.overlaps(t) for e in f.fix.edits for t in taken):
             continue
         chosen.append(f.fix)

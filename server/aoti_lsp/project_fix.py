@@ -1,0 +1,129 @@
+"""Fixes across files. A migration edits every file that names its artifact, so fixes are
+chosen for the whole project at once: each fix goes in whole, in every file it touches, or not
+at all (no overlap with a fix taken before it, and every file it edits still compiles); then
+the edited files are summarised and checked again, until nothing more applies.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import warnings
+from dataclasses import dataclass, field
+
+from aoti_lsp.engine import analyze
+from aoti_lsp.findings import Edit, Finding, Fix
+from aoti_lsp.fixer import applicable, apply_edits
+from aoti_lsp.project import summarize
+from aoti_lsp.source import Source, SourceError, decode_check
+
+MAX_PASSES = 10
+
+
+@dataclass
+class FileFix:
+    path: str  # as the caller named it (or absolute, for a file only a fix reached)
+    old: bytes
+    new: bytes
+    applied: int = 0
+    remaining: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def compiles(data: bytes, path: str) -> bool:
+    """Python's own verdict: what it rejects (an IndentationError, a TabError) is never written."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(data, path, "exec", ast.PyCF_ONLY_AST)
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def fix_project(sources: list[Source], config, unsafe: bool, project) -> dict[str, FileFix]:
+    """Apply the applicable fixes of `sources` (and of the files their fixes reach)."""
+    files: dict[str, FileFix] = {}
+    names: dict[str, str] = {}  # absolute path -> the caller's name for it
+    for s in sources:
+        key = os.path.abspath(s.path)
+        names[key] = s.path
+        files[key] = FileFix(s.path, s.data, s.data)
+    valid = {k: compiles(f.old, f.path) for k, f in files.items()}
+    summary_keys = {os.path.abspath(p): p for p in project.summaries}
+    rejected: set[tuple] = set()
+    findings: dict[str, list[Finding]] = {}
+    dirty = set(files)
+    for _ in range(MAX_PASSES):
+        for key in sorted(dirty):
+            if key in files:
+                findings[key] = _analyze(files[key], config, project)
+        dirty = set()
+        taken: dict[str, list[Edit]] = {}
+        accepted: list[tuple[Fix, dict[str, list[Edit]]]] = []
+        for key in sorted(findings):
+            for f in findings[key]:
+                if not applicable(f.fix, unsafe) or (f.code, key, f.start, f.fix.title) in rejected:
+                    continue
+                by_file = _by_file(f.fix, key)
+                if any(e.overlaps(t) for p, es in by_file.items() for e in es for t in taken.get(p, [])):
+                    continue
+                if not _loaded(by_file, files, names, valid, key):
+                    rejected.add((f.code, key, f.start, f.fix.title))
+                    files[key].errors.append(f"{files[key].path}: fix '{f.fix.title}' not applied: a file it edits cannot be read")
+                    continue
+                trial = {p: apply_edits(files[p].new, [*taken.get(p, []), *es]) for p, es in by_file.items()}
+                broken = [p for p, data in trial.items() if valid[p] and not compiles(data, files[p].path)]
+                if broken:
+                    rejected.add((f.code, key, f.start, f.fix.title))
+                    continue
+                for p, es in by_file.items():
+                    taken.setdefault(p, []).extend(es)
+                accepted.append((f.fix, by_file))
+        if not accepted:
+            break
+        for p, es in taken.items():
+            files[p].new = apply_edits(files[p].new, es)
+            dirty.add(p)
+        for fix, by_file in accepted:
+            first = next(iter(by_file))
+            files[first].applied += 1
+        for p in dirty:  # other files' findings may depend on what these now say
+            source = Source(files[p].new, files[p].path)
+            project.update(summary_keys.get(p, files[p].path), summarize(source, config))
+    for key in dirty:
+        findings[key] = _analyze(files[key], config, project)
+    for key, f in files.items():
+        f.remaining = findings.get(key, [])
+    return {f.path: f for f in files.values()}
+
+
+def _analyze(f: FileFix, config, project) -> list[Finding]:
+    result = analyze(Source(f.new, f.path), config, project=project)
+    f.errors = [e for e in f.errors if "fix '" in e] + result.errors
+    return result.findings
+
+
+def _by_file(fix: Fix, here: str) -> dict[str, list[Edit]]:
+    out: dict[str, list[Edit]] = {}
+    for e in fix.edits:
+        path = os.path.abspath(e.path) if e.path is not None else here
+        out.setdefault(path, []).append(Edit(e.start, e.end, e.text))
+    return out
+
+
+def _loaded(by_file, files, names, valid, here) -> bool:
+    """Every file a fix edits is known (read from disk when only the fix reached it)."""
+    for path in by_file:
+        if path in files:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            decode_check(data)
+        except (OSError, SourceError):
+            return False
+        rel = os.path.relpath(path)
+        files[path] = FileFix(rel if not rel.startswith("..") else path, data, data)
+        valid[path] = compiles(data, path)
+    return True
