@@ -16,7 +16,7 @@ from typing import Any, Callable
 from aoti_lsp.config import Config
 from aoti_lsp.engine import Context
 from aoti_lsp.rules import all_rules
-from aoti_lsp.source import Source
+from aoti_lsp.source import Source, SourceError, decode_check
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +79,10 @@ class Project:
     def of(self, code: str) -> dict[str, Any]:
         """path -> summary of one rule, across the project."""
         return {p: s[code] for p, s in self.summaries.items() if code in s}
+
+    def __getstate__(self):
+        """Pickled for worker processes: summaries only (caches and the reader stay here)."""
+        return {k: v for k, v in self.__dict__.items() if k in ("summaries", "version", "root")}
 
     def memo(self, name: str, build: Callable[[], Any]) -> Any:
         """A value derived from the summaries, rebuilt only when they change."""
@@ -183,6 +187,10 @@ class Project:
         known = index.get(path)
         if known is not None and FACTS in self.summaries[known]:
             return self.summaries[known][FACTS]
+        reader = self.__dict__.get("reader")
+        data = reader(path) if reader is not None else None
+        if data is not None:  # an editor buffer, or a file a fix is rewriting: never the disk's
+            return _facts_of_data(path, data)
         cache = self.__dict__.setdefault("_disk_constants", {})
         try:
             stamp = os.stat(path).st_mtime_ns
@@ -212,7 +220,6 @@ class Project:
 
 
 def _context(path: str, reader, project):
-    from aoti_lsp.source import Source, SourceError, decode_check
 
     data = reader(path) if reader is not None else None
     if data is None:
@@ -225,8 +232,16 @@ def _context(path: str, reader, project):
     return Context(Source(data, path), Config(), project)
 
 
+def _facts_of_data(path: str, data: bytes) -> dict:
+    try:
+        facts = Context(Source(data, path), Config()).facts
+        return {"constants": facts.constants, "tails": facts.tails}
+    except Exception:
+        log.exception("reading the facts of %s failed", path)
+        return {}
+
+
 def _read_facts(path: str) -> dict | None:
-    from aoti_lsp.source import Source, SourceError, decode_check
 
     try:
         with open(path, "rb") as fh:
@@ -236,9 +251,4 @@ def _read_facts(path: str) -> dict | None:
         decode_check(data)
     except (OSError, SourceError):
         return None
-    try:
-        facts = Context(Source(data, path), Config()).facts
-        return {"constants": facts.constants, "tails": facts.tails}
-    except Exception:
-        log.exception("reading the facts of %s failed", path)
-        return {}
+    return _facts_of_data(path, data)

@@ -51,6 +51,19 @@ def fix_project(sources: list[Source], config, unsafe: bool, project) -> dict[st
         files[key] = FileFix(s.path, s.data, s.data)
     valid = {k: compiles(f.old, f.path) for k, f in files.items()}
     summary_keys = {os.path.abspath(p): p for p in project.summaries}
+    previous_reader = project.__dict__.get("reader")
+    # other files' facts are read from what the fixes made of them, not from the disk
+    project.reader = lambda path: files[path].new if path in files else (previous_reader(path) if previous_reader else None)
+    try:
+        return _fix(files, names, valid, summary_keys, config, unsafe, project)
+    finally:
+        if previous_reader is None:
+            project.__dict__.pop("reader", None)
+        else:
+            project.reader = previous_reader
+
+
+def _fix(files, names, valid, summary_keys, config, unsafe, project) -> dict[str, FileFix]:
     rejected: set[tuple] = set()
     findings: dict[str, list[Finding]] = {}
     dirty = set(files)

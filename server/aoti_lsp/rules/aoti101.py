@@ -29,12 +29,14 @@ in another file of the project, or, for a `.pt2` that exists on disk, in the pac
 metadata. Nothing is reported when either side is unknown: a device computed at run time
 (`"cuda" if torch.cuda.is_available() else "cpu"`), a function parameter, a config attribute."""
     fix_explanation = """\
-Unsafe (it changes where the model runs): offered as a quick fix, applied by the CLI only with
-`--unsafe-fixes`.
-
-- `aot_load(so, "cpu")` for a CUDA-compiled model becomes `aot_load(so, "cuda")` (the compile
-  device, with its index when the compile side names one).
-- `aoti_load_package(cpu_package, device_index=N)`: the `device_index` argument is dropped."""
+- `aot_load(so, "cpu")` for a CUDA-compiled model: two ways out, and which one is right is the
+  user's decision, so the fix is only offered in the editor (display-only: never applied by
+  `--fix` or fix-all): load it on the compile device (`aot_load(so, "cuda")`, with its index when
+  the compile side names one) and feed it inputs on that device; or compile it for the device it
+  is served on (the example inputs and the model on `cpu`). The deprecated-API migration of such
+  a load (AOTI002) is held back too: it would drop `device="cpu"` and hide the mismatch.
+- `aoti_load_package(cpu_package, device_index=N)`: unsafe (applied with `--unsafe-fixes`):
+  the `device_index` argument is dropped."""
     invalid = (
         'import torch\nmodel = MyModel().cuda()\nx = torch.randn(2, 10, device="cuda")\n'
         'so = torch._export.aot_compile(model, (x,))\nrunner = torch._export.aot_load(so, "cpu")\n',
@@ -71,8 +73,10 @@ Unsafe (it changes where the model runs): offered as a quick fix, applied by the
                 message = (f"loaded on `{loaded.spelled}`, but {art.compiled_for()}: {effect}. "
                            f"Load it on \"{compiled.spelled}\"")
                 node = load.device_node
-                fix = Fix(f'Load on "{compiled.spelled}"', (Edit(node.start_byte, node.end_byte, f'"{compiled.spelled}"'),),
-                          Applicability.UNSAFE)
+                # a decision, not a repair (compile for the load device, or load and feed on the
+                # compile device): offered in the editor, never applied by --fix or fix-all
+                fix = Fix(f'Load on "{compiled.spelled}" (and feed it {compiled.type} inputs)',
+                          (Edit(node.start_byte, node.end_byte, f'"{compiled.spelled}"'),), Applicability.DISPLAY)
                 rel = artifact_related(art) + related(loaded.evidence, f"loaded on {loaded.type}", skip=(node.start_byte, node.end_byte))
                 yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, related=rel,
                               severity=self.severity)
