@@ -195,3 +195,19 @@ def test_def_use_work_is_linear_in_the_sites():
 
     small, large = lookups(50), lookups(200)
     assert large <= 4 * small * 1.25, (small, large)
+
+
+def test_a_path_returned_by_a_helper_is_followed():
+    f = facts("""
+        import os, torch
+        ROOT = "/srv"
+        def artifact_path():
+            \"\"\"Where the package goes.\"\"\"
+            return os.path.join(ROOT, "tower.pt2")
+        def other(name):
+            return name
+        r = torch._inductor.aoti_load_package(artifact_path())
+        s = torch._inductor.aoti_load_package(other("x.pt2"))
+    """)
+    keys = [f.path_key(l.path_node, l.call.start_byte) for l in f.loads]
+    assert keys == ["/srv/tower.pt2", None]

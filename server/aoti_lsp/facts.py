@@ -375,6 +375,9 @@ class Facts:
             env = self._env_name(node, q)
             if env is not None:
                 return env
+            returned = self._returned_by(node)
+            if returned is not None:
+                return self.str_value(returned, returned.start_byte, depth + 1)
             args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
             if any(a.type in ("keyword_argument", "list_splat", "dictionary_splat") for a in args):
                 return None
@@ -414,6 +417,26 @@ class Facts:
         if not isinstance(self.tail(binding.value, binding.at), tuple):
             return None
         return f"@{here}:{name}"
+
+    def _returned_by(self, call: Node) -> Node | None:
+        """`artifact_path()` of `def artifact_path(): return os.path.join(D, "m.pt2")` in this file:
+        the returned expression (one level; a function taking arguments is not followed)."""
+        func = call.child_by_field_name("function")
+        args = call.child_by_field_name("arguments")
+        if func is None or func.type != "identifier" or args is None or args.named_child_count:
+            return None
+        b = self.names.lookup(func.text.decode(), call.start_byte, self.names.scope_of(call))
+        if b is None or b.kind != DEF or b.stmt is None:
+            return None
+        params = b.stmt.child_by_field_name("parameters")
+        body = b.stmt.child_by_field_name("body")
+        if params is None or params.named_child_count or body is None:
+            return None
+        statements = [c for c in body.named_children if c.type not in ("comment", "expression_statement")
+                      or not (c.named_children and c.named_children[0].type == "string")]  # docstring
+        if len(statements) != 1 or statements[0].type != "return_statement" or not statements[0].named_children:
+            return None
+        return statements[0].named_children[0]
 
     def _env_name(self, node: Node, q: str | None) -> str | None:
         """`os.environ.get("DIR", d)` / `os.getenv("DIR")` / `os.environ["DIR"]`: the same symbol
@@ -466,6 +489,9 @@ class Facts:
                 return self.tail(args[-1], at, depth + 1)
             if (q in ("os.fspath", "os.path.abspath", "os.path.realpath") or func.text == b"str") and len(args) == 1:
                 return self.tail(args[0], at, depth + 1)
+            returned = self._returned_by(node)
+            if returned is not None:
+                return self.tail(returned, returned.start_byte, depth + 1)
         return None
 
     def _imported(self, node: Node) -> str | None:

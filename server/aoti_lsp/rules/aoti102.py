@@ -24,7 +24,9 @@ when every other assignment is `None`), the return value of a function or method
 runner passed as an argument, stored in a container, or returned through two functions; a path
 passed by the caller of such a helper (its default is used). The artifact path may be a constant of
 another module of the project (`from pkg.paths import TOWER`, `import pkg.paths as P`, relative
-imports, `os.path.join` of constants there).
+imports, `os.path.join` of constants there), the value of a helper without parameters
+(`def artifact(): return os.path.join(D, "m.pt2")`), or built from an environment variable
+(`os.environ.get("DIR", default)` is the same symbol wherever it is read).
 
 The device of each argument of a call of the loaded model is read from the same evidence as the
 compile side: `.cuda()`, `.cpu()`, `.to(...)`, `device=` of the factories, constants, simple
