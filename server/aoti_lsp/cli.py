@@ -10,12 +10,14 @@ import argparse
 import difflib
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
 from aoti_lsp import reporters, runner
-from aoti_lsp.files import discover
+from aoti_lsp.cache import Cache
+from aoti_lsp.files import find_root, project_files
 from aoti_lsp.fixer import applicable
 from aoti_lsp.rules import all_rules, rule_by_code
 from aoti_lsp.source import Source
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache (.aoti_lsp_cache/ at the project root)")
     return p
 
 
@@ -103,12 +106,16 @@ def check(args) -> int:
     paths = args.paths or ["."]
     cfg = configmod.parse(Path(args.config)) if args.config else configmod.load(paths[0])
     cfg = cfg.with_overrides(select=args.select, ignore=args.ignore, extend_select=args.extend_select, exclude=args.exclude)
-    files, errors = discover(paths, cfg)
+    root = find_root(paths)  # every file of the project is summarised; only `paths` are reported
+    if cfg.source is None:
+        cfg = replace(cfg, root=root)  # without a pyproject.toml, patterns match from the project root
+    files, scan, errors = project_files(paths, cfg, root)
+    cache = None if args.no_cache else Cache(root, cfg)
     for e in errors:
         print(f"aoti-lsp: error: {e}", file=sys.stderr)
     mode = ("diff" if args.diff else "fix" if args.fix else "check", args.unsafe_fixes)
     try:
-        results = runner.run(files, cfg, mode, args.jobs)
+        results = runner.run(files, cfg, mode, args.jobs, scan=scan, root=root, cache=cache)
     except RuntimeError as exc:
         print(f"aoti-lsp: error: internal error: {exc}", file=sys.stderr)
         return 2

@@ -1,9 +1,12 @@
 """Which files a check covers: Python files under the given paths, minus .gitignore'd
-ones (asked of git itself when the folder is a work tree) and configured excludes."""
+ones (asked of git itself when the folder is a work tree) and configured excludes; and the
+project they belong to (its root, and every Python file in it, summarised for cross-file rules)."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import subprocess
 
 from aoti_lsp.config import Config
@@ -30,6 +33,23 @@ def _walk(folder: str, config: Config) -> list[str]:
     return found
 
 
+def _excluder(base: str, config: Config):
+    """config.excluded(f, base) for the files of one listing, fast: with only bare-name patterns
+    (the default), a folder is decided once and a file by its name (thousands of files a run)."""
+    if any("/" in p.rstrip("/") for p in config.exclude):
+        return lambda f: config.excluded(f, base)
+    names = re.compile("|".join(fnmatch.translate(p.rstrip("/")) for p in config.exclude) or "(?!)")
+    folders: dict[str, bool] = {}
+
+    def excluded(f: str) -> bool:
+        folder, name = os.path.split(f)
+        if folder not in folders:
+            folders[folder] = config.excluded(folder, base) if folder else False
+        return folders[folder] or names.match(name) is not None
+
+    return excluded
+
+
 def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
     """(python files to check, error messages for paths that do not exist)."""
     files, errors = [], []
@@ -40,10 +60,8 @@ def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
         elif os.path.isdir(path):
             listed = _git_files(path)
             candidates = listed if listed is not None else _walk(path, config)
-            files.extend(
-                f for f in candidates
-                if f.endswith(PY_SUFFIXES) and os.path.isfile(f) and not config.excluded(f, path)
-            )
+            keep = _excluder(path, config)
+            files.extend(f for f in candidates if f.endswith(PY_SUFFIXES) and not keep(f) and os.path.isfile(f))
         else:
             errors.append(f"{path}: no such file or directory")
     seen, unique = set(), []
@@ -53,3 +71,43 @@ def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
             seen.add(key)
             unique.append(os.path.normpath(f) if not f.startswith("./") else f[2:])
     return unique, errors
+
+
+def find_root(paths: list[str]) -> str:
+    """The project root, found as ruff finds it: the nearest folder at or above the first path
+    holding a `pyproject.toml` (never above a git work tree's top), else that work tree's top,
+    else the common parent of the paths. Absolute."""
+    first = os.path.abspath(paths[0] if paths else ".")
+    here = first if os.path.isdir(first) else os.path.dirname(first)
+    folder = here
+    while True:
+        if os.path.isfile(os.path.join(folder, "pyproject.toml")) or os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    try:
+        common = os.path.commonpath([os.path.abspath(p) for p in paths or ["."]])
+    except ValueError:  # different drives
+        return here
+    return common if os.path.isdir(common) else os.path.dirname(common)
+
+
+def project_files(paths: list[str], config: Config, root: str) -> tuple[list[str], list[str], list[str]]:
+    """(files to check, files to summarise, errors). The files to check are the named ones (as
+    `discover` finds them, spelt as given); the files to summarise are every Python file of the
+    project at `root` plus the named ones (a named file outside the root, or one .gitignore'd,
+    is still checked and summarised with the project: the user asked for it)."""
+    check, errors = discover(paths, config)
+    spelt = {os.path.abspath(f) for f in check}
+    if any(os.path.isdir(p) and os.path.abspath(p) == root for p in paths):
+        return check, check, errors  # the whole project is named: one listing serves both
+    rel = os.path.relpath(root) if not os.path.isabs(paths[0] if paths else ".") else root
+    scan = list(check)
+    for f in discover([rel], config)[0]:
+        a = os.path.abspath(f)
+        if a not in spelt:
+            spelt.add(a)
+            scan.append(f)
+    return check, scan, errors
