@@ -10,14 +10,13 @@ import argparse
 import difflib
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
 from aoti_lsp import reporters, runner
 from aoti_lsp.cache import Cache
-from aoti_lsp.files import find_root, project_files
+from aoti_lsp.files import find_root, project_files, rooted
 from aoti_lsp.fixer import applicable
 from aoti_lsp.rules import all_rules, rule_by_code
 from aoti_lsp.source import Source
@@ -107,8 +106,7 @@ def check(args) -> int:
     cfg = configmod.parse(Path(args.config)) if args.config else configmod.load(paths[0])
     cfg = cfg.with_overrides(select=args.select, ignore=args.ignore, extend_select=args.extend_select, exclude=args.exclude)
     root = find_root(paths)  # every file of the project is summarised; only `paths` are reported
-    if cfg.source is None:
-        cfg = replace(cfg, root=root)  # without a pyproject.toml, patterns match from the project root
+    cfg = rooted(cfg, root)
     files, scan, errors = project_files(paths, cfg, root)
     cache = None if args.no_cache else Cache(root, cfg)
     for e in errors:

@@ -8,6 +8,7 @@ import fnmatch
 import os
 import re
 import subprocess
+from dataclasses import replace
 
 from aoti_lsp.config import Config
 
@@ -92,6 +93,12 @@ def find_root(paths: list[str]) -> str:
     except ValueError:  # different drives
         return here
     return common if os.path.isdir(common) else os.path.dirname(common)
+
+
+def rooted(config: Config, root: str) -> Config:
+    """The project's config: without a pyproject.toml, relative patterns match from the root
+    (the CLI and the server then share one cache file)."""
+    return config if config.source is not None else replace(config, root=root)
 
 
 def project_files(paths: list[str], config: Config, root: str) -> tuple[list[str], list[str], list[str]]:

@@ -268,6 +268,26 @@ class _Index:
         return out
 
 
+def index(paths: list[str], cfg, cache: "cachemod.Cache | None" = None):
+    """(path, summary) for each readable file, one at a time (the server yields between them):
+    from the cache when the file is unchanged, else summarised and stored. Saves at the end."""
+    for path in paths:
+        entry = cache.lookup(path) if cache is not None else None
+        if entry is None:
+            prior = cache.entries.get(cache.rel(path)) if cache is not None else None
+            _, rows = _scan([path], cfg, set(), {path: prior} if prior else None)
+            _, err, summary, _, facts = rows[0]
+            if err is not None:
+                continue
+            if cache is not None:
+                cache.store(path, facts[0], facts[1], facts[2], summary)
+        else:
+            summary = entry.summary
+        yield path, summary
+    if cache is not None:
+        cache.save()
+
+
 def _errors(rows):
     return [(path, None, None, [], [err]) for path, err, *_ in rows if err]
 
