@@ -282,3 +282,10 @@ def test_cached_findings_are_the_same_as_fresh_ones(project, capsys):
     os.chdir("scripts")
     fresh = cli.main(["--check", "-j", "1", "--output-format", "sarif", "--no-cache", ".."]), capsys.readouterr().out
     assert (cli.main(["--check", "-j", "1", "--output-format", "sarif", ".."]), capsys.readouterr().out) == fresh
+
+
+def test_old_cache_files_are_pruned(project, capsys, monkeypatch):
+    for k in range(cachemod.KEEP + 3):
+        monkeypatch.setattr(cachemod, "_TOOL", f"build {k}")
+        run(capsys, ".")
+    assert len(cache_files(project)) == cachemod.KEEP

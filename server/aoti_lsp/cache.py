@@ -22,12 +22,11 @@ import logging
 import os
 import pickle
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from typing import Any
 
-from aoti_lsp import __version__, pt2
+from aoti_lsp import __version__
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +34,7 @@ DIR = ".aoti_lsp_cache"
 FORMAT = 1
 MAGIC = b"AOTI-LSP-CACHE\n"
 RACY_NS = 2_000_000_000  # a file changed this close to the run may change again unseen: re-hash it
+KEEP = 8  # cache files kept per root (one per tool build and configuration); older ones are removed
 
 
 def content_hash(data: bytes) -> str:
@@ -257,6 +257,8 @@ class Cache:
                     fh.write("# Automatically created by aoti-lsp.\n*\n")
                 with open(os.path.join(folder, "CACHEDIR.TAG"), "w") as fh:
                     fh.write("Signature: 8a477f597d28d172789f06886806bc55\n# aoti-lsp's cache\n")
+            import tempfile
+
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pickle")
             try:
                 with os.fdopen(fd, "wb") as fh:
@@ -271,6 +273,19 @@ class Cache:
             self.enabled = False
             return
         self.entries, self.results, self.dirty = entries, results, False
+        _prune(folder)
+
+
+def _prune(folder: str) -> None:
+    """Other builds' and configurations' files: keep the KEEP most recently written."""
+    try:
+        names = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".pickle")]
+        if len(names) <= KEEP:
+            return
+        for path in sorted(names, key=lambda p: os.stat(p).st_mtime_ns)[:-KEEP]:
+            _unlink(path)
+    except OSError:
+        pass
 
 
 _CWD: tuple[str, str] | None = None
@@ -309,6 +324,8 @@ def _unlink(path: str) -> None:
 @contextmanager
 def recording():
     """The `.pt2` packages a check reads on disk: a cached result depends on them too."""
+    from aoti_lsp import pt2
+
     previous, pt2._reads = pt2._reads, set()
     try:
         yield pt2._reads

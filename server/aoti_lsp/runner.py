@@ -11,7 +11,6 @@ digest are unchanged: a warm run parses nothing.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import queue
 
@@ -132,6 +131,8 @@ def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str
         todo = index.to_check(project)
         sources = [kept.get(p) or Source(read(p)[0], p) for p in todo]
         return index.finish(rows, _check(sources, cfg, mode, project) if sources else [], todo, project)
+
+    import multiprocessing as mp  # here: a warm run from the cache starts no process and needs none
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     tasks, outbox = ctx.Queue(), ctx.Queue()
