@@ -16,7 +16,7 @@ import pytest
 from aoti_lsp import cache as cachemod
 from aoti_lsp import cli, source
 from aoti_lsp.config import Config
-from aoti_lsp.files import find_root, project_files
+from aoti_lsp.files import by_root, find_root, project_files
 
 PROJECTS = Path(__file__).parent / "projects"
 
@@ -80,6 +80,7 @@ def test_root_is_nearest_pyproject_then_git_top_then_common_parent(tmp_path):
     if not any((p / "pyproject.toml").exists() or (p / ".git").exists() for p in tmp_path.parents):
         assert find_root([str(f), str(other)]) == str(tmp_path / "repo" / "pkg")
         assert find_root([str(f)]) == str(f.parent)
+        assert by_root([str(f), str(other)]) == [(str(tmp_path / "repo" / "pkg"), [str(f), str(other)])]
 
 
 def test_one_file_summarises_the_project_but_reports_only_that_file(project):
@@ -100,17 +101,33 @@ def test_one_file_from_the_root_gives_the_cross_file_finding(project, capsys):
     assert code == 1 and findings(out) == [("../app.py", 12, "AOTI102")]
 
 
-def test_gitignored_named_file_is_still_checked_and_outside_file_too(project, tmp_path, capsys):
+def test_gitignored_named_file_is_still_checked(project, capsys):
     # .gitignore'd: not part of `--check .`, but checked (with the project) when named
     (project / ".gitignore").write_text("app.py\n")
     assert findings(run(capsys, ".")[1]) == []
     assert findings(run(capsys, "app.py")[1]) == CROSS
-    # a file outside the root, named with the project: checked, and summarised with it
-    outside = tmp_path / "elsewhere"
+
+
+def test_files_of_several_projects_are_checked_each_with_its_own(project, tmp_path, capsys):
+    """pre-commit in a monorepo names files of several projects: each is checked with its own."""
+    outside = tmp_path / "elsewhere"  # no pyproject.toml, no git: its folder is its project
     outside.mkdir()
     shutil.copy(project / "app.py", outside / "app2.py")
     code, out = run(capsys, "scripts/make_package.py", str(outside / "app2.py"))
+    assert code == 0 and findings(out) == []  # not summarised with the first project
+    shutil.copytree(project / "scripts", outside / "scripts")
+    code, out = run(capsys, "scripts/make_package.py", str(outside / "app2.py"))
     assert code == 1 and findings(out) == [(str(outside / "app2.py"), 12, "AOTI102")]
+    # two projects with a pyproject.toml each, in one git repository
+    mono = tmp_path / "mono"
+    for name in ("a", "b"):
+        shutil.copytree(project, mono / name, ignore=shutil.ignore_patterns(".git", cachemod.DIR))
+        (mono / name / "pyproject.toml").write_text("")
+    subprocess.run(["git", "init", "-q"], cwd=mono, check=True)
+    os.chdir(mono)
+    code, out = run(capsys, "a/app.py", "b/app.py")
+    assert code == 1 and findings(out) == [("a/app.py", 12, "AOTI102"), ("b/app.py", 12, "AOTI102")]
+    assert (mono / "a" / cachemod.DIR).is_dir() and (mono / "b" / cachemod.DIR).is_dir()
 
 
 def test_named_file_that_is_excluded_is_skipped(project, capsys):

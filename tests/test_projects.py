@@ -172,3 +172,12 @@ def test_published_hook_gives_the_same(hook_repo, tmp_path):
     rev = git(hook_repo, "rev-parse", "HEAD").stdout.strip()
     config = f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: aoti-lsp\n"
     commit_each_file(folder, config, tmp_path / "pc-home", expected(name))
+
+
+def test_published_hooks_run_serially():
+    """pre-commit would split a long file list into runs side by side: each would summarise the
+    project again. Both hooks ask for one run."""
+    import yaml
+
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert {h["id"]: h.get("require_serial") for h in hooks} == {"aoti-lsp": True, "aoti-lsp-fix": True}

@@ -78,20 +78,43 @@ def find_root(paths: list[str]) -> str:
     """The project root, found as ruff finds it: the nearest folder at or above the first path
     holding a `pyproject.toml` (never above a git work tree's top), else that work tree's top,
     else the common parent of the paths. Absolute."""
-    first = os.path.abspath(paths[0] if paths else ".")
-    here = first if os.path.isdir(first) else os.path.dirname(first)
-    folder = here
+    return _marked_root(paths[0] if paths else ".") or _common_parent(paths or ["."])
+
+
+def by_root(paths: list[str]) -> list[tuple[str, list[str]]]:
+    """The named paths grouped by project (pre-commit in a monorepo names files of several):
+    (root, paths) in the order first named. Paths in no project share the common parent."""
+    groups: dict[str, list[str]] = {}
+    loose = []
+    for path in paths:
+        root = _marked_root(path)
+        if root is None:
+            loose.append(path)
+        else:
+            groups.setdefault(root, []).append(path)
+    if loose:
+        groups.setdefault(_common_parent(loose), []).extend(loose)
+    return list(groups.items())
+
+
+def _marked_root(path: str) -> str | None:
+    start = os.path.abspath(path)
+    folder = start if os.path.isdir(start) else os.path.dirname(start)
     while True:
         if os.path.isfile(os.path.join(folder, "pyproject.toml")) or os.path.exists(os.path.join(folder, ".git")):
             return folder
         parent = os.path.dirname(folder)
         if parent == folder:
-            break
+            return None
         folder = parent
+
+
+def _common_parent(paths: list[str]) -> str:
+    absolute = [os.path.abspath(p) for p in paths]
     try:
-        common = os.path.commonpath([os.path.abspath(p) for p in paths or ["."]])
+        common = os.path.commonpath(absolute)
     except ValueError:  # different drives
-        return here
+        common = absolute[0]
     return common if os.path.isdir(common) else os.path.dirname(common)
 
 

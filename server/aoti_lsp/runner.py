@@ -15,6 +15,7 @@ import os
 import queue
 
 from aoti_lsp import cache as cachemod
+from aoti_lsp import files
 from aoti_lsp.engine import analyze
 from aoti_lsp.fixer import fix_source
 from aoti_lsp.project import Project, summarize, summarizers
@@ -267,6 +268,20 @@ class _Index:
                     out.extend(row for row, _ in _check([Source(data, path)], self.cfg, ("check", False), project))
         self.cache.save(self.digest)
         return out
+
+
+def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int, use_cache: bool = True):
+    """`run` for the named paths, one project at a time (grouped by root): each with its own
+    configuration (`config_for(first path)`), every file of it summarised, its own cache.
+    (results, errors for paths that do not exist)."""
+    results, errors = [], []
+    for root, group in files.by_root(paths):
+        cfg = files.rooted(config_for(group[0]), root)
+        check, scan, errs = files.project_files(group, cfg, root)
+        errors += errs
+        cache = cachemod.Cache(root, cfg) if use_cache else None
+        results += run(check, cfg, mode, jobs, scan=scan, root=root, cache=cache)
+    return results, errors
 
 
 def index(paths: list[str], cfg, cache: "cachemod.Cache | None" = None):
