@@ -180,7 +180,8 @@ class Cache:
 
     def lookup(self, path: str) -> Entry | None:
         """The cached entry when the file's (mtime_ns, size) is the one it was hashed at."""
-        entry = self.entries.get(self.rel(path))
+        rel = self.rel(path)
+        entry = self.entries.get(rel)
         if entry is None or entry.stamp is None:
             return None
         try:
@@ -189,7 +190,7 @@ class Cache:
             return None
         if (st.st_mtime_ns, st.st_size) != entry.stamp:
             return None
-        self.seen.add(self.rel(path))
+        self.seen.add(rel)
         return entry
 
     def store(self, path: str, stamp: tuple[int, int] | None, hash_: str, checks: bool, summary: dict) -> Entry:

@@ -27,26 +27,41 @@ def _git_files(folder: str) -> list[str] | None:
 
 
 def _walk(folder: str, config: Config) -> list[str]:
+    """Python files below `folder`, excluded folders and files left out (no .gitignore: not a work tree)."""
     found = []
+    named = _name_pattern(config)
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not config.excluded(os.path.join(root, d), folder))
-        found.extend(os.path.join(root, f) for f in sorted(files))
+        if named is None:
+            dirs[:] = sorted(d for d in dirs if not config.excluded(os.path.join(root, d), folder))
+            found.extend(f for f in (os.path.join(root, n) for n in sorted(files) if n.endswith(PY_SUFFIXES))
+                         if not config.excluded(f, folder))
+        else:  # bare names only (the default): a name decides, the folders above are already in
+            dirs[:] = sorted(d for d in dirs if not named(d))
+            found.extend(os.path.join(root, n) for n in sorted(files) if n.endswith(PY_SUFFIXES) and not named(n))
     return found
 
 
-def _excluder(base: str, config: Config):
-    """config.excluded(f, base) for the files of one listing, fast: with only bare-name patterns
-    (the default), a folder is decided once and a file by its name (thousands of files a run)."""
+def _name_pattern(config: Config):
+    """A matcher of file and folder names when every exclude pattern is a bare name; else None."""
     if any("/" in p.rstrip("/") for p in config.exclude):
+        return None
+    pattern = re.compile("|".join(fnmatch.translate(p.rstrip("/")) for p in config.exclude) or "(?!)")
+    return lambda name: pattern.match(name) is not None
+
+
+def _excluder(base: str, config: Config):
+    """config.excluded(f, base) for the files of one git listing, fast: with only bare-name
+    patterns (the default), a folder is decided once and a file by its name."""
+    named = _name_pattern(config)
+    if named is None:
         return lambda f: config.excluded(f, base)
-    names = re.compile("|".join(fnmatch.translate(p.rstrip("/")) for p in config.exclude) or "(?!)")
     folders: dict[str, bool] = {}
 
     def excluded(f: str) -> bool:
         folder, name = os.path.split(f)
         if folder not in folders:
             folders[folder] = config.excluded(folder, base) if folder else False
-        return folders[folder] or names.match(name) is not None
+        return folders[folder] or named(name)
 
     return excluded
 
@@ -60,9 +75,11 @@ def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
                 files.append(path)
         elif os.path.isdir(path):
             listed = _git_files(path)
-            candidates = listed if listed is not None else _walk(path, config)
-            keep = _excluder(path, config)
-            files.extend(f for f in candidates if f.endswith(PY_SUFFIXES) and not keep(f) and os.path.isfile(f))
+            if listed is None:
+                files.extend(f for f in _walk(path, config) if os.path.isfile(f))  # not a dangling link
+            else:  # git also lists files deleted from the work tree but not from the index
+                excluded = _excluder(path, config)
+                files.extend(f for f in listed if f.endswith(PY_SUFFIXES) and not excluded(f) and os.path.isfile(f))
         else:
             errors.append(f"{path}: no such file or directory")
     seen, unique = set(), []
@@ -127,12 +144,12 @@ def rooted(config: Config, root: str) -> Config:
 def project_files(paths: list[str], config: Config, root: str) -> tuple[list[str], list[str], list[str]]:
     """(files to check, files to summarise, errors). The files to check are the named ones (as
     `discover` finds them, spelt as given); the files to summarise are every Python file of the
-    project at `root` plus the named ones (a named file outside the root, or one .gitignore'd,
-    is still checked and summarised with the project: the user asked for it)."""
+    project at `root` plus the named ones (a named file that is .gitignore'd is still checked,
+    and summarised with the project: the user asked for it; one that is excluded is not)."""
     check, errors = discover(paths, config)
-    spelt = {os.path.abspath(f) for f in check}
     if any(os.path.isdir(p) and os.path.abspath(p) == root for p in paths):
         return check, check, errors  # the whole project is named: one listing serves both
+    spelt = {os.path.abspath(f) for f in check}
     rel = os.path.relpath(root) if not os.path.isabs(paths[0] if paths else ".") else root
     scan = list(check)
     for f in discover([rel], config)[0]:

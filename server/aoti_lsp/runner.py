@@ -185,8 +185,8 @@ class _Index:
         self.reuse = cache is not None and mode[0] == "check"  # --fix / --diff: never cached results
         self.checked = set(paths)
         self.scan = list(paths) if scan is None else list(scan)
-        if not self.checked <= set(self.scan):
-            self.scan += [p for p in paths if p not in set(self.scan)]
+        listed = set(self.scan)
+        self.scan += [p for p in paths if p not in listed]
         self.known: dict[str, dict] = {}  # path -> summary, from the cache
         self.checks: set[str] = set()  # files a rule would check (pre-project gate)
         self.misses: list[str] = []
