@@ -223,7 +223,7 @@ def test_no_cache_neither_reads_nor_writes(project, capsys):
     assert code == 0 and capsys.readouterr().out == ""
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "wrong types", "code"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "wrong types", "wrong findings", "code"])
 def test_a_bad_cache_is_ignored_and_rebuilt(project, capsys, damage):
     run(capsys, ".")
     path = cache_files(project)[0]
@@ -240,6 +240,9 @@ def test_a_bad_cache_is_ignored_and_rebuilt(project, capsys, damage):
         elif damage == "wrong types":
             data = _unpickle(blob)
             data["entries"] = {k: ("not", "an", "entry") for k in data["entries"]}
+        elif damage == "wrong findings":
+            data = _unpickle(blob)
+            data["results"] = {k: (h, d, ["not a finding"], deps) for k, (h, d, _, deps) in data["results"].items()}
         else:  # a pickle that would run code when loaded
             data = _Evil(str(marker))
         payload = pickle.dumps(data)

@@ -1,7 +1,7 @@
 """The on-disk cache: `.aoti_lsp_cache/` at the project root (with a `.gitignore` holding `*`,
 like `.ruff_cache`), one file per tool build and configuration.
 
-Per file (by its path relative to the root): the content hash, the (mtime_ns, size) it was
+Per file (by its absolute path; a cache moved with its root is ignored): the content hash, the (mtime_ns, size) it was
 hashed at (so a warm run stats instead of reading), whether a rule would check it, and its
 summary. Per checked file: its findings, valid only for the same content hash and the same
 *project digest* (every file's summary) and the same `.pt2` packages read on disk.
@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from aoti_lsp import __version__
+from aoti_lsp.findings import Finding, Related
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +175,8 @@ class Cache:
             raise ValueError("wrong shape")
         for k, r in results.items():
             if not (isinstance(k, str) and isinstance(r, tuple) and len(r) == 4 and isinstance(r[0], str)
-                    and isinstance(r[1], str) and isinstance(r[2], list) and isinstance(r[3], tuple)):
+                    and isinstance(r[1], str) and isinstance(r[2], list) and isinstance(r[3], tuple)
+                    and all(isinstance(f, Finding) and all(isinstance(x, Related) for x in f.related) for f in r[2])):
                 raise ValueError("wrong shape")
         return entries, results
 
