@@ -1,6 +1,6 @@
 # make demo   - set up, then run aoti-lsp on the bundled examples
 # make test   - set up (Python env + real editors), then run every test
-# make bench  - speed goals: --check vs ruff on torch's sources, keystroke cost in a 20k-line file
+# make bench  - speed goals: a generated 20k-line file, torch's sources vs ruff (and warm), the server
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python

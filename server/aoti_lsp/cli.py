@@ -15,7 +15,6 @@ from pathlib import Path
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
 from aoti_lsp import reporters, runner
-from aoti_lsp.files import discover
 from aoti_lsp.fixer import applicable
 from aoti_lsp.rules import all_rules, rule_by_code
 from aoti_lsp.source import Source
@@ -47,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache (.aoti_lsp_cache/ at the project root)")
     return p
 
 
@@ -101,17 +101,19 @@ def _rule(argv: list[str]) -> int:
 
 def check(args) -> int:
     paths = args.paths or ["."]
-    cfg = configmod.parse(Path(args.config)) if args.config else configmod.load(paths[0])
-    cfg = cfg.with_overrides(select=args.select, ignore=args.ignore, extend_select=args.extend_select, exclude=args.exclude)
-    files, errors = discover(paths, cfg)
-    for e in errors:
-        print(f"aoti-lsp: error: {e}", file=sys.stderr)
+
+    def config_for(start: str):
+        cfg = configmod.parse(Path(args.config)) if args.config else configmod.load(start)
+        return cfg.with_overrides(select=args.select, ignore=args.ignore, extend_select=args.extend_select, exclude=args.exclude)
+
     mode = ("diff" if args.diff else "fix" if args.fix else "check", args.unsafe_fixes)
-    try:
-        results = runner.run(files, cfg, mode, args.jobs)
+    try:  # per project (root found as ruff does): all its files summarised, only `paths` reported
+        results, errors = runner.run_projects(paths, config_for, mode, args.jobs, use_cache=not args.no_cache)
     except RuntimeError as exc:
         print(f"aoti-lsp: error: internal error: {exc}", file=sys.stderr)
         return 2
+    for e in errors:
+        print(f"aoti-lsp: error: {e}", file=sys.stderr)
 
     items, hidden_unsafe, fixable, changed = [], 0, 0, 0
     internal = bool(errors)

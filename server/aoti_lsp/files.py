@@ -1,10 +1,14 @@
 """Which files a check covers: Python files under the given paths, minus .gitignore'd
-ones (asked of git itself when the folder is a work tree) and configured excludes."""
+ones (asked of git itself when the folder is a work tree) and configured excludes; and the
+project they belong to (its root, and every Python file in it, summarised for cross-file rules)."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import subprocess
+from dataclasses import replace
 
 from aoti_lsp.config import Config
 
@@ -23,11 +27,43 @@ def _git_files(folder: str) -> list[str] | None:
 
 
 def _walk(folder: str, config: Config) -> list[str]:
+    """Python files below `folder`, excluded folders and files left out (no .gitignore: not a work tree)."""
     found = []
+    named = _name_pattern(config)
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not config.excluded(os.path.join(root, d), folder))
-        found.extend(os.path.join(root, f) for f in sorted(files))
+        if named is None:
+            dirs[:] = sorted(d for d in dirs if not config.excluded(os.path.join(root, d), folder))
+            found.extend(f for f in (os.path.join(root, n) for n in sorted(files) if n.endswith(PY_SUFFIXES))
+                         if not config.excluded(f, folder))
+        else:  # bare names only (the default): a name decides, the folders above are already in
+            dirs[:] = sorted(d for d in dirs if not named(d))
+            found.extend(os.path.join(root, n) for n in sorted(files) if n.endswith(PY_SUFFIXES) and not named(n))
     return found
+
+
+def _name_pattern(config: Config):
+    """A matcher of file and folder names when every exclude pattern is a bare name; else None."""
+    if any("/" in p.rstrip("/") for p in config.exclude):
+        return None
+    pattern = re.compile("|".join(fnmatch.translate(p.rstrip("/")) for p in config.exclude) or "(?!)")
+    return lambda name: pattern.match(name) is not None
+
+
+def _excluder(base: str, config: Config):
+    """config.excluded(f, base) for the files of one git listing, fast: with only bare-name
+    patterns (the default), a folder is decided once and a file by its name."""
+    named = _name_pattern(config)
+    if named is None:
+        return lambda f: config.excluded(f, base)
+    folders: dict[str, bool] = {}
+
+    def excluded(f: str) -> bool:
+        folder, name = os.path.split(f)
+        if folder not in folders:
+            folders[folder] = config.excluded(folder, base) if folder else False
+        return folders[folder] or named(name)
+
+    return excluded
 
 
 def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
@@ -39,11 +75,11 @@ def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
                 files.append(path)
         elif os.path.isdir(path):
             listed = _git_files(path)
-            candidates = listed if listed is not None else _walk(path, config)
-            files.extend(
-                f for f in candidates
-                if f.endswith(PY_SUFFIXES) and os.path.isfile(f) and not config.excluded(f, path)
-            )
+            if listed is None:
+                files.extend(f for f in _walk(path, config) if os.path.isfile(f))  # not a dangling link
+            else:  # git also lists files deleted from the work tree but not from the index
+                excluded = _excluder(path, config)
+                files.extend(f for f in listed if f.endswith(PY_SUFFIXES) and not excluded(f) and os.path.isfile(f))
         else:
             errors.append(f"{path}: no such file or directory")
     seen, unique = set(), []
@@ -53,3 +89,72 @@ def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
             seen.add(key)
             unique.append(os.path.normpath(f) if not f.startswith("./") else f[2:])
     return unique, errors
+
+
+def find_root(paths: list[str]) -> str:
+    """The project root, found as ruff finds it: the nearest folder at or above the first path
+    holding a `pyproject.toml` (never above a git work tree's top), else that work tree's top,
+    else the common parent of the paths. Absolute."""
+    return _marked_root(paths[0] if paths else ".") or _common_parent(paths or ["."])
+
+
+def by_root(paths: list[str]) -> list[tuple[str, list[str]]]:
+    """The named paths grouped by project (pre-commit in a monorepo names files of several):
+    (root, paths) in the order first named. Paths in no project share the common parent."""
+    groups: dict[str, list[str]] = {}
+    loose = []
+    for path in paths:
+        root = _marked_root(path)
+        if root is None:
+            loose.append(path)
+        else:
+            groups.setdefault(root, []).append(path)
+    if loose:
+        groups.setdefault(_common_parent(loose), []).extend(loose)
+    return list(groups.items())
+
+
+def _marked_root(path: str) -> str | None:
+    start = os.path.abspath(path)
+    folder = start if os.path.isdir(start) else os.path.dirname(start)
+    while True:
+        if os.path.isfile(os.path.join(folder, "pyproject.toml")) or os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _common_parent(paths: list[str]) -> str:
+    absolute = [os.path.abspath(p) for p in paths]
+    try:
+        common = os.path.commonpath(absolute)
+    except ValueError:  # different drives
+        common = absolute[0]
+    return common if os.path.isdir(common) else os.path.dirname(common)
+
+
+def rooted(config: Config, root: str) -> Config:
+    """The project's config: without a pyproject.toml, relative patterns match from the root
+    (the CLI and the server then share one cache file)."""
+    return config if config.source is not None else replace(config, root=root)
+
+
+def project_files(paths: list[str], config: Config, root: str) -> tuple[list[str], list[str], list[str]]:
+    """(files to check, files to summarise, errors). The files to check are the named ones (as
+    `discover` finds them, spelt as given); the files to summarise are every Python file of the
+    project at `root` plus the named ones (a named file that is .gitignore'd is still checked,
+    and summarised with the project: the user asked for it; one that is excluded is not)."""
+    check, errors = discover(paths, config)
+    if any(os.path.isdir(p) and os.path.abspath(p) == root for p in paths):
+        return check, check, errors  # the whole project is named: one listing serves both
+    spelt = {os.path.abspath(f) for f in check}
+    rel = os.path.relpath(root) if not os.path.isabs(paths[0] if paths else ".") else root
+    scan = list(check)
+    for f in discover([rel], config)[0]:
+        a = os.path.abspath(f)
+        if a not in spelt:
+            spelt.add(a)
+            scan.append(f)
+    return check, scan, errors

@@ -23,6 +23,7 @@ DEVICE_KEY = "AOTI_DEVICE_KEY"
 _METADATA = re.compile(r"(?:^|/)data/aotinductor/([^/]+)/[^/]+_metadata\.json$")
 _cache: dict[tuple[str, int, int], "PackageInfo | None"] = {}
 _CACHE_MAX = 256
+_reads: set[str] | None = None  # while a result is cached (cache.recording): every package path asked for
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class PackageInfo:
 def read_package(path: str | os.PathLike) -> PackageInfo | None:
     """The devices a `.pt2` package was compiled for, or None when `path` is not a readable
     AOTI package (missing, not a zip, no metadata, metadata too large or not JSON)."""
+    if _reads is not None:
+        _reads.add(os.path.abspath(path))
     try:
         real = os.path.realpath(path)
         st = os.stat(real)

@@ -1,17 +1,21 @@
 """Checking many files: two passes, spread over worker processes (tree-sitter holds the GIL).
 
-Pass 1 hands out chunks of files as workers free up: each is read, dropped when it holds no
-trigger token (most files: never parsed), and summarised for the cross-file rules. The parent
-merges the summaries into one Project. Pass 2 checks the kept files; a file parsed in pass 1
-goes back to the worker that holds its tree, so no file is parsed twice.
+Pass 1 summarises every file of the project for the cross-file rules (the files to check and
+the rest of the project alike): each is read, dropped when it holds no trigger token (most
+files: never parsed), and summarised. The parent merges the summaries into one Project. Pass 2
+checks only the files asked for; a file parsed in pass 1 goes back to the worker that holds
+its tree, so no file is parsed twice. With a cache (cache.py), pass 1 skips files whose
+(mtime, size) or content is unchanged, and pass 2 skips files whose content and project
+digest are unchanged: a warm run parses nothing.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import queue
 
+from aoti_lsp import cache as cachemod
+from aoti_lsp import files
 from aoti_lsp.engine import analyze
 from aoti_lsp.fixer import fix_source
 from aoti_lsp.project import Project, summarize, summarizers
@@ -46,25 +50,36 @@ def wanted(source: Source, rules, cfg, project=None) -> bool:
     return any(r.wants(source, cfg) and r.relevant(source, project) for r in rules)
 
 
-def _scan(paths, cfg):
-    """Pass 1 over some files: (kept sources by path, rows (path, error, summary, parsed))."""
+def _scan(paths, cfg, checked=None, prior=None):
+    """Pass 1 over some files: (kept sources by path, rows (path, error, summary, parsed, facts)).
+    facts = (stamp, content hash, would a rule check it), for the cache. Only files in `checked`
+    (all when None) are kept for pass 2. `prior`: cache entries by path; a file whose content
+    hash is the cached one (touched, not changed) is not summarised again."""
     rules = [r for r in all_rules() if cfg.enabled(r.code)]
     summarise = bool(summarizers(cfg))
     kept, rows = {}, []
     for path in paths:
+        stamp = _stamp(path)
         data, err = read(path)
         if err:
-            rows.append((path, err, None, False))
+            rows.append((path, err, None, False, None))
             continue
-        source = Source(data, path)
-        if wanted(source, rules, cfg):
+        source, digest = Source(data, path), cachemod.content_hash(data)
+        old = (prior or {}).get(path)
+        if old is not None and old.hash == digest:
+            checks, summary = old.checks, old.summary
+        else:
+            checks = any(r.wants(source, cfg) for r in rules)
+            summary = summarize(source, cfg) if summarise and (checks or wanted(source, rules, cfg)) else {}
+        if checks and (checked is None or path in checked):
             kept[path] = source
-            rows.append((path, None, summarize(source, cfg) if summarise else {}, source.parsed))
+        rows.append((path, None, summary, source.parsed, (stamp, digest, checks)))
     return kept, rows
 
 
 def _check(sources, cfg, mode, project):
-    """Pass 2: (path, old bytes, new bytes or None, findings, errors) per source."""
+    """Pass 2: (path, old bytes, new bytes or None, findings, errors) per source, and the
+    `.pt2` packages each check read (a cached result depends on them)."""
     rules = [r for r in all_rules() if cfg.enabled(r.code)]
     kind, unsafe = mode
     out = []
@@ -72,23 +87,25 @@ def _check(sources, cfg, mode, project):
         path, data = source.path, source.data
         if not wanted(source, rules, cfg, project):
             continue
-        if kind == "check":
-            result = analyze(source, cfg, project=project)
-            out.append((path, data, None, result.findings, result.errors))
-        elif source.tree.root_node.has_error:
-            result = analyze(source, cfg, project=project)
-            out.append((path, data, None, result.findings, [*result.errors, f"{path}: has syntax errors: fixes not applied"]))
-        else:
-            fixed = fix_source(source, cfg, unsafe=unsafe, project=project)
-            out.append((path, data, fixed.data, fixed.remaining, fixed.errors))
+        with cachemod.recording() as deps:
+            if kind == "check":
+                result = analyze(source, cfg, project=project)
+                row = (path, data, None, result.findings, result.errors)
+            elif source.tree.root_node.has_error:
+                result = analyze(source, cfg, project=project)
+                row = (path, data, None, result.findings, [*result.errors, f"{path}: has syntax errors: fixes not applied"])
+            else:
+                fixed = fix_source(source, cfg, unsafe=unsafe, project=project)
+                row = (path, data, fixed.data, fixed.remaining, fixed.errors)
+        out.append((row, frozenset(deps)))
     return out
 
 
-def _worker(wid, cfg, mode, tasks, inbox, outbox):
+def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior):
     try:
         kept = {}
         while (chunk := tasks.get()) is not None:  # pass 1: chunks handed out as workers free up
-            found, rows = _scan(chunk, cfg)
+            found, rows = _scan(chunk, cfg, checked, prior)
             kept.update(found)
             outbox.put(("scan", wid, rows))
         outbox.put(("scanned", wid, None))
@@ -99,52 +116,60 @@ def _worker(wid, cfg, mode, tasks, inbox, outbox):
         outbox.put(("failed", wid, repr(exc)))
 
 
-def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int):
-    """Results per file: (path, old bytes or None, new bytes or None, findings, messages)."""
-    if len(paths) < PARALLEL_MIN or jobs < 2:
-        kept, rows = _scan(paths, cfg)
-        project = Project()
-        for path, _, summary, _ in rows:
-            if summary is not None:
-                project.update(path, summary)
-        return _errors(rows) + _check(list(kept.values()), cfg, mode, project)
+def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str] | None = None,
+        root: str | None = None, cache: "cachemod.Cache | None" = None):
+    """Results per file to check (`paths`): (path, old bytes or None, new bytes or None, findings,
+    messages). `scan`: every file of the project, summarised first (default: `paths`); `root`:
+    the project root; `cache`: summaries (and, for a plain check, results) kept between runs."""
+    index = _Index(paths, scan, cfg, mode, cache)
+    project = Project(root=root)
+    for path, summary in index.known.items():
+        project.update(path, summary)
+    work = len(index.misses) + (len(index.to_check(project)) if not index.misses else len(paths))
+    if work < PARALLEL_MIN or jobs < 2:
+        kept, rows = _scan(index.misses, cfg, index.checked, index.prior) if index.misses else ({}, [])
+        index.scanned(rows, project)
+        todo = index.to_check(project)
+        sources = [kept.get(p) or Source(read(p)[0], p) for p in todo]
+        return index.finish(rows, _check(sources, cfg, mode, project) if sources else [], todo, project)
+
+    import multiprocessing as mp  # here: a warm run from the cache starts no process and needs none
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     tasks, outbox = ctx.Queue(), ctx.Queue()
-    n = min(jobs, len(paths))
+    n = min(jobs, max(len(index.misses), work))
     workers = []
     for wid in range(n):
         inbox = ctx.Queue()
-        proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox), daemon=True)
+        proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox, index.checked, index.prior), daemon=True)
         proc.start()
         workers.append((proc, inbox))
     try:
-        for i in range(0, len(paths), CHUNK):
-            tasks.put(paths[i : i + CHUNK])
+        for i in range(0, len(index.misses), CHUNK):
+            tasks.put(index.misses[i : i + CHUNK])
         for _ in workers:
             tasks.put(None)
-        project, rows, owner = Project(), [], {}
+        rows, owner = [], {}
         for kind, wid, payload in _collect(outbox, workers, until="scanned"):
             for row in payload:
                 rows.append(row)
                 owner[row[0]] = (wid, row[3])
-                if row[2] is not None:
-                    project.update(row[0], row[2])
+        index.scanned(rows, project)
         # pass 2: a file parsed in pass 1 stays with its worker; the rest go where the load is least
         plan, load = [[] for _ in workers], [0.0] * n
-        wanted_paths = [r[0] for r in rows if r[1] is None]
-        for path in sorted(wanted_paths, key=lambda p: (not owner[p][1], -_size(p))):
-            wid, parsed = owner[path]
+        todo = index.to_check(project)
+        for path in sorted(todo, key=lambda p: (not owner.get(p, (0, False))[1], -_size(p))):
+            wid, parsed = owner.get(path, (0, False))
             if not parsed:
                 wid = load.index(min(load))
             plan[wid].append(path)
             load[wid] += _size(path) * (0.3 if parsed else 1.0)
         for (_, inbox), part in zip(workers, plan):
             inbox.put((part, project))
-        results = _errors(rows)
+        checked = []
         for _, _, payload in _collect(outbox, workers, until="results"):
-            results.extend(payload)
-        return results
+            checked.extend(payload)
+        return index.finish(rows, checked, todo, project)
     finally:
         for proc, _ in workers:
             proc.join(timeout=5)
@@ -152,8 +177,143 @@ def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int):
                 proc.kill()
 
 
+class _Index:
+    """What the cache already knows, what pass 1 must read, what pass 2 must check."""
+
+    def __init__(self, paths, scan, cfg, mode, cache):
+        self.paths, self.cfg, self.cache = paths, cfg, cache
+        self.reuse = cache is not None and mode[0] == "check"  # --fix / --diff: never cached results
+        self.checked = set(paths)
+        self.scan = list(paths) if scan is None else list(scan)
+        listed = set(self.scan)
+        self.scan += [p for p in paths if p not in listed]
+        self.known: dict[str, dict] = {}  # path -> summary, from the cache
+        self.checks: set[str] = set()  # files a rule would check (pre-project gate)
+        self.misses: list[str] = []
+        self.prior = {}  # path -> cache entry whose stamp no longer matches (its content may)
+        for path in self.scan:
+            entry = cache.lookup(path) if cache is not None else None
+            if entry is None:
+                self.misses.append(path)
+                old = cache.entries.get(cache.rel(path)) if cache is not None else None
+                if old is not None:
+                    self.prior[path] = old
+                continue
+            self.known[path] = entry.summary
+            if entry.checks:
+                self.checks.add(path)
+        self.cached: dict[str, list] = {}  # path -> findings, from the cache
+        self.digest: str | None = None
+        self._todo: list[str] | None = None
+        self._spelling: dict[str, str] | None = None
+
+    def scanned(self, rows, project) -> None:
+        if rows:
+            self._todo = None  # summaries changed: decide again
+        for path, err, summary, _, facts in rows:
+            if err is not None:
+                continue
+            project.update(path, summary)
+            if facts[2]:
+                self.checks.add(path)
+            if self.cache is not None:
+                self.cache.store(path, facts[0], facts[1], facts[2], summary)
+
+    def to_check(self, project) -> list[str]:
+        """Files to check in pass 2; those with a valid cached result are served from it."""
+        if self._todo is not None:
+            return self._todo
+        if self.reuse:
+            self.digest = self.cache.digest(self.scan)
+        todo = []
+        for path in self.paths:
+            if path not in self.checks:
+                continue
+            found = self.cache.result(path, self.digest, self.spell) if self.reuse else None
+            if found is not None:
+                self.cached[path] = found
+            else:
+                todo.append(path)
+        self._todo = todo
+        return todo
+
+    def spell(self, path: str) -> str:
+        """An absolute path as this run writes it (paths in cached findings)."""
+        if self._spelling is None:
+            self._spelling = {cachemod.fast_abspath(p): p for p in self.scan}
+        return self._spelling.get(path, path)
+
+    def finish(self, rows, checked, todo, project) -> list:
+        """Rows for the caller: read errors, fresh results (stored in the cache), cached ones."""
+        out = _errors(rows)
+        fresh = {}
+        for row, deps in checked:
+            out.append(row)
+            fresh[row[0]] = (row, deps)
+        if self.cache is None:
+            return out
+        if self.reuse:
+            for path in todo:  # a file a rule turned down after all (not relevant) has no row
+                row, deps = fresh.get(path, ((path, None, None, [], []), frozenset()))
+                if not row[4]:  # a rule that raised is reported again, never cached
+                    self.cache.store_result(path, self.digest, row[3], deps)
+            for path, findings in self.cached.items():
+                if not findings:
+                    continue
+                data, err = read(path)
+                entry = self.cache.entries.get(self.cache.rel(path))
+                if err is None and entry is not None and cachemod.content_hash(data) == entry.hash:
+                    out.append((path, data, None, findings, []))
+                else:  # changed since it was looked up: check what is there now
+                    out.extend(row for row, _ in _check([Source(data, path)], self.cfg, ("check", False), project))
+        self.cache.save(self.digest)
+        return out
+
+
+def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int, use_cache: bool = True):
+    """`run` for the named paths, one project at a time (grouped by root): each with its own
+    configuration (`config_for(first path)`), every file of it summarised, its own cache.
+    (results, errors for paths that do not exist)."""
+    results, errors = [], []
+    for root, group in files.by_root(paths):
+        cfg = files.rooted(config_for(group[0]), root)
+        check, scan, errs = files.project_files(group, cfg, root)
+        errors += errs
+        cache = cachemod.Cache(root, cfg) if use_cache else None
+        results += run(check, cfg, mode, jobs, scan=scan, root=root, cache=cache)
+    return results, errors
+
+
+def index(paths: list[str], cfg, cache: "cachemod.Cache | None" = None):
+    """(path, summary) for each readable file, one at a time (the server yields between them):
+    from the cache when the file is unchanged, else summarised and stored. Saves at the end."""
+    for path in paths:
+        entry = cache.lookup(path) if cache is not None else None
+        if entry is None:
+            prior = cache.entries.get(cache.rel(path)) if cache is not None else None
+            _, rows = _scan([path], cfg, set(), {path: prior} if prior else None)
+            _, err, summary, _, facts = rows[0]
+            if err is not None:
+                continue
+            if cache is not None:
+                cache.store(path, facts[0], facts[1], facts[2], summary)
+        else:
+            summary = entry.summary
+        yield path, summary
+    if cache is not None:
+        cache.save()
+
+
 def _errors(rows):
-    return [(path, None, None, [], [err]) for path, err, _, _ in rows if err]
+    return [(path, None, None, [], [err]) for path, err, *_ in rows if err]
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
 
 
 def _size(path: str) -> int:

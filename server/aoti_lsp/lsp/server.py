@@ -15,7 +15,9 @@ from pygls.uris import to_fs_path
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
 from aoti_lsp.engine import Result, analyze
-from aoti_lsp.files import discover
+from aoti_lsp import runner
+from aoti_lsp.cache import Cache
+from aoti_lsp.files import discover, find_root, rooted
 from aoti_lsp.fixer import fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
 from aoti_lsp.lsp.convert import SOURCE, diagnostic, lsp_range
@@ -140,28 +142,20 @@ class AotiServer(LanguageServer):
         return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
 
     async def index_workspace(self) -> None:
-        """Summaries of every workspace file holding a cross-file rule's trigger. Runs on the
-        event loop, yielding between files, so edits and requests are served meanwhile."""
-        rules = summarizers()
-        if not rules:
+        """Summaries of every file of the workspace folders' projects (each folder's root found
+        as the CLI finds it, the same files, the same cache). Runs on the event loop, yielding
+        between files, so edits and requests are served meanwhile."""
+        if not summarizers():
             return
         changed = False
-        for root in self.roots:
-            files, _ = discover([root], self.config_for(root))
-            for path in files:
+        for root in dict.fromkeys(find_root([folder]) for folder in self.roots):
+            self.project.root = self.project.root or root
+            cfg = rooted(self.config_for(root), root)
+            files, _ = discover([root], cfg)
+            for path, summary in runner.index(files, cfg, Cache(root, cfg)):
                 await asyncio.sleep(0)
-                if self.is_open(path):
-                    continue  # the editor's buffer wins over the disk
-                try:
-                    with open(path, "rb") as fh:
-                        data = fh.read()
-                    cfg = self.config_for(path)
-                    if not any(r.wants_summary(Source(data, path), cfg) for r in rules):
-                        continue
-                    decode_check(data)
-                except (OSError, SourceError):
-                    continue
-                changed |= self.update_summary(path, Source(data, os.path.abspath(path)))
+                if not self.is_open(path):  # the editor's buffer wins over the disk
+                    changed |= self.project.update(os.path.abspath(path), summary)
         if changed:
             self.refresh_all()
 

@@ -1,0 +1,336 @@
+"""The on-disk cache: `.aoti_lsp_cache/` at the project root (with a `.gitignore` holding `*`,
+like `.ruff_cache`), one file per tool build and configuration.
+
+Per file (by its absolute path; a cache moved with its root is ignored): the content hash, the (mtime_ns, size) it was
+hashed at (so a warm run stats instead of reading), whether a rule would check it, and its
+summary. Per checked file: its findings, valid only for the same content hash and the same
+*project digest* (every file's summary) and the same `.pt2` packages read on disk.
+
+Never trusted: a file that is truncated, corrupt, written by another build or configuration,
+or of the wrong shape is ignored and rebuilt. It is unpickled with an allow-list (data classes
+and enums of this package only), so a cache file committed to a repository cannot run code.
+Written through a temporary file and a rename; where the root is not writable, no cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import io
+import logging
+import os
+import pickle
+import sys
+import time
+from contextlib import contextmanager
+from typing import Any
+
+from aoti_lsp import __version__
+from aoti_lsp.findings import Finding, Related
+
+log = logging.getLogger(__name__)
+
+DIR = ".aoti_lsp_cache"
+FORMAT = 1
+MAGIC = b"AOTI-LSP-CACHE\n"
+RACY_NS = 2_000_000_000  # a file changed this close to the run may change again unseen: re-hash it
+KEEP = 8  # cache files kept per root (one per tool build and configuration); older ones are removed
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _tool_key() -> str:
+    """This build of the tool: version, Python, and the package's own files (rules, queries,
+    data), so an edited rule invalidates without a version bump."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{FORMAT}|{__version__}|{sys.version_info[:2]}".encode())
+    for mod in ("tree_sitter", "tree_sitter_python"):
+        h.update(str(getattr(sys.modules.get(mod), "__version__", "")).encode())
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    for folder, dirs, files in sorted(os.walk(pkg)):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".scm", ".toml", ".json")):
+                path = os.path.join(folder, name)
+                h.update(os.path.relpath(path, pkg).encode())
+                with open(path, "rb") as fh:
+                    h.update(fh.read())
+    return h.hexdigest()
+
+
+_TOOL: str | None = None
+
+
+def tool_key() -> str:
+    global _TOOL
+    if _TOOL is None:
+        _TOOL = _tool_key()
+    return _TOOL
+
+
+def key_of(config) -> str:
+    """The cache file's name: tool build and the whole configuration (a config change invalidates)."""
+    return hashlib.blake2b(f"{tool_key()}|{config!r}".encode(), digest_size=12).hexdigest()
+
+
+def fingerprint(value: Any) -> str:
+    """A stable digest of a summary (sets sorted: their order changes from one process to the next)."""
+    return hashlib.blake2b(repr(_canon(value)).encode(), digest_size=16).hexdigest()
+
+
+def _canon(v):
+    if isinstance(v, dict):
+        return ("d", tuple(sorted((repr(_canon(k)), _canon(x)) for k, x in v.items())))
+    if isinstance(v, (set, frozenset)):
+        return ("s", tuple(sorted(repr(_canon(x)) for x in v)))
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(_canon(x) for x in v))
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return (type(v).__qualname__, tuple((f.name, _canon(getattr(v, f.name))) for f in dataclasses.fields(v)))
+    return repr(v)
+
+
+class _Unpickler(pickle.Unpickler):
+    """Only this package's data classes, named tuples and enums, from modules already imported."""
+
+    def find_class(self, module, name):
+        if module.split(".")[0] == "aoti_lsp" and module in sys.modules:
+            obj = getattr(sys.modules[module], name, None)
+            if isinstance(obj, type) and (dataclasses.is_dataclass(obj) or issubclass(obj, enum.Enum)
+                                          or (issubclass(obj, tuple) and hasattr(obj, "_fields"))):
+                return obj
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in the cache")
+
+
+@dataclasses.dataclass
+class Entry:
+    stamp: tuple[int, int] | None  # (mtime_ns, size) the hash was taken at; None: re-hash next time
+    hash: str
+    checks: bool  # would any rule check this file (before cross-file facts are known)
+    summary: dict
+    fingerprint: str
+
+
+def _valid_entry(e) -> bool:
+    return (isinstance(e, Entry) and isinstance(e.hash, str) and isinstance(e.checks, bool)
+            and isinstance(e.summary, dict) and isinstance(e.fingerprint, str)
+            and (e.stamp is None or (isinstance(e.stamp, tuple) and len(e.stamp) == 2
+                                     and all(isinstance(x, int) for x in e.stamp))))
+
+
+class Cache:
+    """One project's cache for one configuration (a cache file written for another root is ignored)."""
+
+    def __init__(self, root: str, config, enabled: bool = True):
+        self.root = os.path.abspath(root)
+        self.key = key_of(config)
+        self.path = os.path.join(self.root, DIR, f"{self.key}.pickle")
+        self.enabled = enabled
+        self.started = time.time_ns()
+        self.entries: dict[str, Entry] = {}
+        self.results: dict[str, tuple] = {}  # rel -> (hash, digest, findings, deps)
+        self.seen: set[str] = set()
+        self.dirty = False
+        if enabled:
+            self._load()
+
+    # -- paths ---------------------------------------------------------------------------------
+    def rel(self, path: str) -> str:
+        """The key of a file: its absolute path (the whole cache is for one root)."""
+        return fast_abspath(path)
+
+    # -- reading -------------------------------------------------------------------------------
+    def _load(self) -> None:
+        try:
+            with open(self.path, "rb") as fh:
+                blob = fh.read()
+        except OSError:
+            return
+        try:
+            data = self._decode(blob)
+        except Exception as exc:  # anything wrong: ignored, rebuilt, overwritten on save
+            log.info("ignoring cache %s: %s", self.path, exc)
+            self.dirty = True
+            return
+        self.entries, self.results = data
+
+    def _decode(self, blob: bytes):
+        if not blob.startswith(MAGIC):
+            raise ValueError("not an aoti-lsp cache")
+        head = len(MAGIC)
+        digest, payload = blob[head:head + 32], blob[head + 32:]
+        if hashlib.blake2b(payload, digest_size=16).hexdigest().encode() != digest:
+            raise ValueError("checksum mismatch (truncated or corrupt)")
+        data = _Unpickler(io.BytesIO(payload)).load()
+        if not (isinstance(data, dict) and data.get("key") == self.key and data.get("format") == FORMAT
+                and data.get("root") == self.root):
+            raise ValueError("written by another build, configuration or root")
+        entries, results = data.get("entries"), data.get("results")
+        if not isinstance(entries, dict) or not isinstance(results, dict):
+            raise ValueError("wrong shape")
+        if not all(isinstance(k, str) and _valid_entry(e) for k, e in entries.items()):
+            raise ValueError("wrong shape")
+        for k, r in results.items():
+            if not (isinstance(k, str) and isinstance(r, tuple) and len(r) == 4 and isinstance(r[0], str)
+                    and isinstance(r[1], str) and isinstance(r[2], list) and isinstance(r[3], tuple)
+                    and all(isinstance(f, Finding) and all(isinstance(x, Related) for x in f.related) for f in r[2])):
+                raise ValueError("wrong shape")
+        return entries, results
+
+    def lookup(self, path: str) -> Entry | None:
+        """The cached entry when the file's (mtime_ns, size) is the one it was hashed at."""
+        rel = self.rel(path)
+        entry = self.entries.get(rel)
+        if entry is None or entry.stamp is None:
+            return None
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if (st.st_mtime_ns, st.st_size) != entry.stamp:
+            return None
+        self.seen.add(rel)
+        return entry
+
+    def store(self, path: str, stamp: tuple[int, int] | None, hash_: str, checks: bool, summary: dict) -> Entry:
+        if stamp is not None and stamp[0] >= self.started - RACY_NS:
+            stamp = None  # racy: the same (mtime, size) could still hide an edit
+        rel = self.rel(path)
+        old = self.entries.get(rel)
+        fp = old.fingerprint if old is not None and old.hash == hash_ and old.summary == summary else fingerprint(summary)
+        entry = Entry(stamp, hash_, checks, summary, fp)
+        if old != entry:
+            self.entries[rel] = entry
+            self.dirty = True
+        self.seen.add(rel)
+        return entry
+
+    # -- results -------------------------------------------------------------------------------
+    def digest(self, paths) -> str:
+        """Every summary of the project: a cached result is valid only while this is unchanged."""
+        h = hashlib.blake2b(digest_size=16)
+        for rel in sorted(self.rel(p) for p in paths):
+            e = self.entries.get(rel)
+            if e is not None and e.summary:
+                h.update(f"{rel}\0{e.fingerprint}\0".encode())
+        return h.hexdigest()
+
+    def result(self, path: str, digest: str, spell) -> list | None:
+        """Cached findings of a file, or None. `spell(abs path) -> path as this run writes it`."""
+        rel = self.rel(path)
+        entry, cached = self.entries.get(rel), self.results.get(rel)
+        if entry is None or cached is None or cached[0] != entry.hash or cached[1] != digest:
+            return None
+        if any(_stamp(p) != s for p, s in cached[3]):
+            return None  # a .pt2 package it read changed
+        return [dataclasses.replace(f, path=path, related=[
+            r if r.path is None else dataclasses.replace(r, path=spell(r.path)) for r in f.related]) for f in cached[2]]
+
+    def store_result(self, path: str, digest: str, findings: list, deps: set[str]) -> None:
+        rel = self.rel(path)
+        entry = self.entries.get(rel)
+        if entry is None:
+            return
+        # paths absolute in the cache; spelt again as the next run names its files
+        stored = [dataclasses.replace(f, path=rel, related=[
+            r if r.path is None else dataclasses.replace(r, path=fast_abspath(r.path)) for r in f.related]) for f in findings]
+        self.results[rel] = (entry.hash, digest, stored, tuple(sorted((p, _stamp(p)) for p in deps)))
+        self.dirty = True
+
+    # -- writing -------------------------------------------------------------------------------
+    def save(self, digest: str | None = None) -> None:
+        """Write back (atomically): entries of files seen in this run, results still valid."""
+        if not self.enabled:
+            return
+        entries = {k: e for k, e in self.entries.items() if k in self.seen}
+        results = {k: r for k, r in self.results.items() if k in entries and (digest is None or r[1] == digest)}
+        if not self.dirty and len(entries) == len(self.entries) and len(results) == len(self.results):
+            return
+        payload = pickle.dumps({"format": FORMAT, "key": self.key, "root": self.root, "entries": entries,
+                                "results": results}, protocol=pickle.HIGHEST_PROTOCOL)
+        blob = MAGIC + hashlib.blake2b(payload, digest_size=16).hexdigest().encode() + payload
+        folder = os.path.dirname(self.path)
+        try:
+            if not os.path.isdir(folder):
+                os.makedirs(folder, exist_ok=True)
+                with open(os.path.join(folder, ".gitignore"), "w") as fh:
+                    fh.write("# Automatically created by aoti-lsp.\n*\n")
+                with open(os.path.join(folder, "CACHEDIR.TAG"), "w") as fh:
+                    fh.write("Signature: 8a477f597d28d172789f06886806bc55\n# aoti-lsp's cache\n")
+            import tempfile
+
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pickle")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(blob)
+                os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from other users of a shared checkout
+                os.replace(tmp, self.path)
+            except BaseException:
+                _unlink(tmp)
+                raise
+        except OSError as exc:  # a read-only root: run without a cache
+            log.info("cannot write cache %s: %s", self.path, exc)
+            self.enabled = False
+            return
+        self.entries, self.results, self.dirty = entries, results, False
+        _prune(folder)
+
+
+def _prune(folder: str) -> None:
+    """Other builds' and configurations' files: keep the KEEP most recently written."""
+    try:
+        names = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".pickle")]
+        if len(names) <= KEEP:
+            return
+        for path in sorted(names, key=lambda p: os.stat(p).st_mtime_ns)[:-KEEP]:
+            _unlink(path)
+    except OSError:
+        pass
+
+
+_CWD: tuple[str, str] | None = None
+
+
+def fast_abspath(path: str) -> str:
+    """os.path.abspath for the normalised relative paths file discovery yields, without a
+    normpath per call (thousands per run)."""
+    global _CWD
+    if os.path.isabs(path):
+        return os.path.normpath(path)
+    cwd = os.getcwd()
+    if _CWD is None or _CWD[0] != cwd:
+        _CWD = (cwd, cwd.rstrip(os.sep) + os.sep)
+    if path.startswith(("..", "./")) or f"{os.sep}." in path or path in (".", "") or f"{os.sep}{os.sep}" in path \
+            or path.endswith(os.sep):
+        return os.path.normpath(os.path.join(cwd, path))
+    return _CWD[1] + path
+
+
+def _stamp(path: str):
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+@contextmanager
+def recording():
+    """The `.pt2` packages a check reads on disk: a cached result depends on them too."""
+    from aoti_lsp import pt2
+
+    previous, pt2._reads = pt2._reads, set()
+    try:
+        yield pt2._reads
+    finally:
+        pt2._reads = previous

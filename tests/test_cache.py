@@ -1,0 +1,311 @@
+"""The project root, the file sets, and the on-disk cache (.aoti_lsp_cache/)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from aoti_lsp import cache as cachemod
+from aoti_lsp import cli, source
+from aoti_lsp.config import Config
+from aoti_lsp.files import by_root, find_root, project_files
+
+PROJECTS = Path(__file__).parent / "projects"
+
+
+def run(capsys, *args) -> tuple[int, str]:
+    code = cli.main(["--check", "-j", "1", "--output-format", "json", *args])
+    out = capsys.readouterr().out
+    return code, out
+
+
+def findings(out: str) -> list[tuple]:
+    return [(Path(f["filename"]).as_posix(), f["location"]["row"], f["code"]) for f in json.loads(out or "[]")]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """aoti102_cross_file (app.py runs a package scripts/make_package.py compiles for cuda) in a git repository."""
+    folder = tmp_path / "proj"
+    shutil.copytree(PROJECTS / "aoti102_cross_file", folder, ignore=shutil.ignore_patterns("expected"))
+    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """How many files were parsed (tree-sitter) in this process."""
+    count = [0]
+    real = source.parser
+
+    def counting():
+        count[0] += 1
+        return real()
+
+    monkeypatch.setattr(source, "parser", counting)
+    return count
+
+
+CROSS = [("app.py", 12, "AOTI102")]
+
+
+# -- the root --------------------------------------------------------------------------------------
+def test_root_is_nearest_pyproject_then_git_top_then_common_parent(tmp_path):
+    (tmp_path / "repo" / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    f = tmp_path / "repo" / "pkg" / "sub" / "m.py"
+    f.write_text("")
+    assert find_root([str(f)]) == str(tmp_path / "repo")  # no pyproject: the work tree's top
+    (tmp_path / "repo" / "pkg" / "pyproject.toml").write_text("")
+    assert find_root([str(f)]) == str(tmp_path / "repo" / "pkg")  # the nearest pyproject.toml
+    assert find_root([str(tmp_path / "repo" / "pkg")]) == str(tmp_path / "repo" / "pkg")  # a folder is its own start
+    # a pyproject.toml above the work tree does not make the root
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "repo" / "pkg" / "pyproject.toml").unlink()
+    assert find_root([str(f)]) == str(tmp_path / "repo")
+    # neither: the common parent of the paths
+    (tmp_path / "pyproject.toml").unlink()
+    shutil.rmtree(tmp_path / "repo" / ".git")
+    other = tmp_path / "repo" / "pkg" / "o.py"
+    other.write_text("")
+    if not any((p / "pyproject.toml").exists() or (p / ".git").exists() for p in tmp_path.parents):
+        assert find_root([str(f), str(other)]) == str(tmp_path / "repo" / "pkg")
+        assert find_root([str(f)]) == str(f.parent)
+        assert by_root([str(f), str(other)]) == [(str(tmp_path / "repo" / "pkg"), [str(f), str(other)])]
+
+
+def test_one_file_summarises_the_project_but_reports_only_that_file(project):
+    cfg = Config(root=str(project))
+    check, scan, errors = project_files(["app.py"], cfg, str(project))
+    assert check == ["app.py"] and not errors
+    assert sorted(scan) == ["app.py", "scripts/make_package.py"]
+    check, scan, _ = project_files(["."], cfg, str(project))
+    assert check == scan
+
+
+def test_one_file_from_the_root_gives_the_cross_file_finding(project, capsys):
+    assert run(capsys, "app.py") == (1, run(capsys, ".")[1])
+    assert findings(run(capsys, "app.py")[1]) == CROSS
+    assert findings(run(capsys, "scripts/make_package.py")[1]) == []  # the finding is not this file's
+    os.chdir("scripts")  # from a sub-folder the root is the same
+    code, out = run(capsys, "../app.py")
+    assert code == 1 and findings(out) == [("../app.py", 12, "AOTI102")]
+
+
+def test_gitignored_named_file_is_still_checked(project, capsys):
+    # .gitignore'd: not part of `--check .`, but checked (with the project) when named
+    (project / ".gitignore").write_text("app.py\n")
+    assert findings(run(capsys, ".")[1]) == []
+    assert findings(run(capsys, "app.py")[1]) == CROSS
+
+
+def test_files_of_several_projects_are_checked_each_with_its_own(project, tmp_path, capsys):
+    """pre-commit in a monorepo names files of several projects: each is checked with its own."""
+    outside = tmp_path / "elsewhere"  # no pyproject.toml, no git: its folder is its project
+    outside.mkdir()
+    shutil.copy(project / "app.py", outside / "app2.py")
+    code, out = run(capsys, "scripts/make_package.py", str(outside / "app2.py"))
+    assert code == 0 and findings(out) == []  # not summarised with the first project
+    shutil.copytree(project / "scripts", outside / "scripts")
+    code, out = run(capsys, "scripts/make_package.py", str(outside / "app2.py"))
+    assert code == 1 and findings(out) == [(str(outside / "app2.py"), 12, "AOTI102")]
+    # two projects with a pyproject.toml each, in one git repository
+    mono = tmp_path / "mono"
+    for name in ("a", "b"):
+        shutil.copytree(project, mono / name, ignore=shutil.ignore_patterns(".git", cachemod.DIR))
+        (mono / name / "pyproject.toml").write_text("")
+    subprocess.run(["git", "init", "-q"], cwd=mono, check=True)
+    os.chdir(mono)
+    code, out = run(capsys, "a/app.py", "b/app.py")
+    assert code == 1 and findings(out) == [("a/app.py", 12, "AOTI102"), ("b/app.py", 12, "AOTI102")]
+    assert (mono / "a" / cachemod.DIR).is_dir() and (mono / "b" / cachemod.DIR).is_dir()
+
+
+def test_named_file_that_is_excluded_is_skipped(project, capsys):
+    (project / "pyproject.toml").write_text('[tool.aoti-lsp]\nextend-exclude = ["app.py"]\n')
+    code, out = run(capsys, "app.py")
+    assert code == 0 and findings(out) == []  # as ruff with --force-exclude: pre-commit names every staged file
+
+
+# -- the cache -------------------------------------------------------------------------------------
+def cache_files(folder: Path) -> list[Path]:
+    return sorted((folder / cachemod.DIR).glob("*.pickle"))
+
+
+def test_cache_is_made_gitignored_and_a_warm_run_parses_nothing(project, capsys, parses):
+    assert findings(run(capsys, ".")[1]) == CROSS
+    assert parses[0] > 0
+    assert (project / cachemod.DIR / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True).stdout.count(cachemod.DIR) == 0
+    assert len(cache_files(project)) == 1
+    _age(project)  # files just written are re-hashed (their mtime could still hide an edit): make them old
+    run(capsys, ".")
+    parses[0] = 0
+    assert findings(run(capsys, ".")[1]) == CROSS
+    assert findings(run(capsys, "app.py")[1]) == CROSS
+    assert parses[0] == 0
+    # a touched file is re-hashed, not parsed
+    os.utime(project / "scripts" / "make_package.py")
+    assert findings(run(capsys, "app.py")[1]) == CROSS
+    assert parses[0] == 0
+
+
+def _age(folder: Path) -> None:
+    for p in folder.rglob("*.py"):
+        st = p.stat()
+        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns - 10**10))
+
+
+def test_a_summary_change_in_another_file_invalidates_the_result(project, capsys):
+    assert findings(run(capsys, "app.py")[1]) == CROSS
+    make = project / "scripts" / "make_package.py"
+    make.write_text(make.read_text().replace('device="cuda"', 'device="cpu"'))
+    assert findings(run(capsys, "app.py")[1]) == [("app.py", 13, "AOTI102")]  # now the cuda input is wrong
+    make.write_text(make.read_text().replace('device="cpu"', 'device="cuda"'))
+    assert findings(run(capsys, "app.py")[1]) == CROSS
+    # and the file's own edit
+    app = project / "app.py"
+    app.write_text(app.read_text().replace("print(runner(torch.randn(4, 8)))", "pass"))
+    assert findings(run(capsys, "app.py")[1]) == []
+
+
+def test_a_config_or_rule_change_invalidates(project, capsys, monkeypatch):
+    assert findings(run(capsys, ".")[1]) == CROSS
+    (project / "pyproject.toml").write_text('[tool.aoti-lsp]\nignore = ["AOTI102"]\n')
+    assert findings(run(capsys, ".")[1]) == []
+    assert len(cache_files(project)) == 2  # one per configuration
+    (project / "pyproject.toml").unlink()
+    monkeypatch.setattr(cachemod, "_TOOL", "another build")  # e.g. an edited rule
+    assert findings(run(capsys, ".")[1]) == CROSS
+    assert len(cache_files(project)) == 3
+
+
+def _poison(folder: Path) -> None:
+    """Make the (valid) cache claim app.py's finding for make_package.py: proves the cache is read."""
+    c = cachemod.Cache(str(folder), _cfg(folder))
+    app, make = c.rel("app.py"), c.rel("scripts/make_package.py")
+    _, digest, fake, deps = c.results[app]
+    entry = c.entries[make]
+    c.entries[make] = dataclasses.replace(entry, checks=True)
+    c.results[make] = (entry.hash, digest, fake, deps)
+    c.seen, c.dirty = set(c.entries), True
+    c.save(digest)
+
+
+def _cfg(folder: Path) -> Config:
+    from dataclasses import replace
+
+    from aoti_lsp import config as configmod
+
+    return replace(configmod.load(str(folder)), root=str(folder))
+
+
+def test_no_cache_neither_reads_nor_writes(project, capsys):
+    assert run(capsys, "--no-cache", ".")[0] == 1
+    assert not (project / cachemod.DIR).exists()
+    run(capsys, ".")
+    _age(project)
+    run(capsys, ".")
+    _poison(project)
+    assert [f[::2] for f in findings(run(capsys, "scripts/make_package.py")[1])] == [("scripts/make_package.py", "AOTI102")]
+    assert findings(run(capsys, "--no-cache", "scripts/make_package.py")[1]) == []
+    # --fix / --diff never use cached results
+    code = cli.main(["--check", "-j", "1", "--diff", "--unsafe-fixes", "scripts/make_package.py"])
+    assert code == 0 and capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "wrong types", "wrong findings", "code"])
+def test_a_bad_cache_is_ignored_and_rebuilt(project, capsys, damage):
+    run(capsys, ".")
+    path = cache_files(project)[0]
+    blob = path.read_bytes()
+    marker = project / "pwned"
+    if damage == "garbage":
+        path.write_bytes(os.urandom(len(blob)))
+    elif damage == "truncated":
+        path.write_bytes(blob[: len(blob) // 2])
+    else:
+        if damage == "foreign":  # another build's cache under this name: checksum fine, key wrong
+            data = _unpickle(blob)
+            data["key"] = "0" * 24
+        elif damage == "wrong types":
+            data = _unpickle(blob)
+            data["entries"] = {k: ("not", "an", "entry") for k in data["entries"]}
+        elif damage == "wrong findings":
+            data = _unpickle(blob)
+            data["results"] = {k: (h, d, ["not a finding"], deps) for k, (h, d, _, deps) in data["results"].items()}
+        else:  # a pickle that would run code when loaded
+            data = _Evil(str(marker))
+        payload = pickle.dumps(data)
+        path.write_bytes(cachemod.MAGIC + cachemod.hashlib.blake2b(payload, digest_size=16).hexdigest().encode() + payload)
+    assert findings(run(capsys, ".")[1]) == CROSS
+    assert findings(run(capsys, "app.py")[1]) == CROSS
+    assert not marker.exists()
+    assert path.read_bytes().startswith(cachemod.MAGIC)
+    assert isinstance(_unpickle(path.read_bytes()), dict)  # rebuilt
+
+
+class _Evil:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.mkdir, (self.marker,))
+
+
+def _unpickle(blob: bytes):
+    return pickle.loads(blob[len(cachemod.MAGIC) + 32:])
+
+
+def test_a_root_that_cannot_be_written_runs_without_cache(project, capsys):
+    (project / cachemod.DIR).write_text("a file where the cache folder would be")
+    assert findings(run(capsys, ".")[1]) == CROSS
+    assert findings(run(capsys, "app.py")[1]) == CROSS
+
+
+def test_a_result_read_from_a_pt2_on_disk_follows_the_package(tmp_path, monkeypatch, capsys):
+    """A finding that comes from a `.pt2` package on disk is re-checked when the package changes."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
+    monkeypatch.chdir(folder)
+    (folder / "serve.py").write_text(
+        "import torch\n\nrunner = torch._inductor.aoti_load_package('m.pt2')\nrunner(torch.randn(4, 8))\n")
+
+    def package(device):
+        with zipfile.ZipFile(folder / "m.pt2", "w") as z:
+            z.writestr("m/data/aotinductor/model/abc.wrapper_metadata.json", json.dumps({"AOTI_DEVICE_KEY": device}))
+
+    package("cuda")
+    assert findings(run(capsys, "serve.py")[1]) == [("serve.py", 4, "AOTI102")]
+    package("cpu")
+    st = (folder / "m.pt2").stat()
+    os.utime(folder / "m.pt2", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert findings(run(capsys, "serve.py")[1]) == []
+
+
+def test_cached_findings_are_the_same_as_fresh_ones(project, capsys):
+    fresh = cli.main(["--check", "-j", "1", "--output-format", "json", "--no-cache", "."]), capsys.readouterr().out
+    run(capsys, ".")
+    _age(project)
+    run(capsys, ".")
+    assert (cli.main(["--check", "-j", "1", "--output-format", "json", "."]), capsys.readouterr().out) == fresh
+    os.chdir("scripts")
+    fresh = cli.main(["--check", "-j", "1", "--output-format", "sarif", "--no-cache", ".."]), capsys.readouterr().out
+    assert (cli.main(["--check", "-j", "1", "--output-format", "sarif", ".."]), capsys.readouterr().out) == fresh
+
+
+def test_old_cache_files_are_pruned(project, capsys, monkeypatch):
+    for k in range(cachemod.KEEP + 3):
+        monkeypatch.setattr(cachemod, "_TOOL", f"build {k}")
+        run(capsys, ".")
+    assert len(cache_files(project)) == cachemod.KEEP
