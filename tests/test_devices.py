@@ -63,7 +63,8 @@ def test_seed_reports_deprecations_and_both_mismatches():
         assert all(r.path is None for r in f.related)
     assert ('to("cpu")', 'this input is on cpu: `.to("cpu")`') in {
         (text_at(SEED, r.start, r.end), r.message) for r in aoti102.related}
-    assert aoti101.fix.edits[0].text == '"cuda"' and aoti101.fix.applicability.value == "unsafe"
+    # which device is right is the user's decision: offered in the editor, never applied by --fix
+    assert aoti101.fix.edits[0].text == '"cuda"' and aoti101.fix.applicability.value == "display-only"
     assert aoti102.fix.edits[0].text == '"cuda"' and aoti102.fix.applicability.value == "unsafe"
     assert "segfaults or fails while loading its constants" in aoti101.message
     assert "Expected out tensor to have device cuda:0, but got cpu instead" in aoti102.message

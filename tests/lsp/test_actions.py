@@ -20,13 +20,14 @@ async def test_quick_fix_migrates_the_call(client, tmp_path):
     diags = sorted(await diagnostics(client, uri), key=lambda d: d.range.start.line)
     actions = await _actions(client, uri, [diags[0]])
     titles = [a.title for a in actions]
-    assert "aoti-lsp (AOTI001): Migrate to torch.export.export + aoti_compile_and_package" in titles
+    # one artifact, one migration: the compile and its loader change together (never half)
+    assert "aoti-lsp (AOTI001): Migrate to aoti_compile_and_package + aoti_load_package" in titles
     assert "aoti-lsp (AOTI001): Disable for this line" in titles
-    fix = next(a for a in actions if a.title.endswith("aoti_compile_and_package"))
+    fix = next(a for a in actions if a.title.endswith("aoti_load_package"))
     assert fix.kind == types.CodeActionKind.QuickFix
     new = apply_edits(TEXT, edits_of(fix, uri), encoding(client))
     assert 's = "é😀"; ep = torch.export.export(m, (x,), strict=True); so = torch._inductor.aoti_compile_and_package(ep)' in new
-    assert "aot_load" in new  # only that one call changed
+    assert "torch._inductor.aoti_load_package(so, device_index=1)" in new and "aot_load" not in new
 
 
 async def test_disable_for_this_line(client, tmp_path):
