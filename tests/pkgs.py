@@ -1,0 +1,24 @@
+"""Minimal `.pt2` packages built from the generated texts in tests/packages/ (no .so, no torch)."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+PACKAGES = Path(__file__).parent / "packages"
+_REPO = Path(__file__).resolve().parents[1]
+# ../shared beside the repository (CI, the main checkout), else AOTI_SHARED (worktrees)
+SHARED_PT2 = Path(os.environ.get("AOTI_SHARED", _REPO.parent / "shared")) / "fixtures" / "cuda" / "LastItemGather.pt2"
+
+
+def build(folder: Path, out: Path) -> Path:
+    """`<stem>/data/aotinductor/model/<hash>.<member>` for each text of `folder`."""
+    root = f"{out.stem}/data/aotinductor/model"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"{out.stem}/archive_format", "pt2")
+        for name, member in (("wrapper.cpp", "cw.wrapper.cpp"), ("wrapper_metadata.json", "cw.wrapper_metadata.json"),
+                             ("kernel.cpp", "ck.kernel.cpp")):
+            if (folder / name).exists():
+                zf.writestr(f"{root}/{member}", (folder / name).read_bytes())
+    return out
