@@ -173,6 +173,9 @@ def completion(ls, doc, position: types.Position) -> types.CompletionList | None
     if m is None:
         return None
     quote, typed = m.group(1), m.group(2)
+    item_caps = getattr(getattr(getattr(ls.client_capabilities, "text_document", None), "completion", None),
+                        "completion_item", None)
+    markdown = types.MarkupKind.Markdown in (getattr(item_caps, "documentation_format", None) or [])
     start = types.Position(position.line, position.character - len(typed))  # ASCII: same in every encoding
     items = []
     for name, var in sorted(VARIABLES.items()):
@@ -181,6 +184,7 @@ def completion(ls, doc, position: types.Position) -> types.CompletionList | None
         text = name if quote else f'"{name}"'
         items.append(types.CompletionItem(
             label=name, kind=types.CompletionItemKind.Constant, detail=f"read {var.read}",
-            documentation=types.MarkupContent(types.MarkupKind.Markdown, hover_text(var)),
+            documentation=types.MarkupContent(types.MarkupKind.Markdown, hover_text(var)) if markdown
+            else hover_text(var).replace("**", "").replace("`", ""),
             text_edit=types.TextEdit(types.Range(start, position), text)))
     return types.CompletionList(is_incomplete=False, items=items)
