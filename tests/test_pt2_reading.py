@@ -164,3 +164,12 @@ def test_member_that_lies_about_its_size_is_cut_off(tmp_path):
     assert name in data
     p.write_bytes(bytes(data))
     assert pt2.read_package(p) is None  # 100 bytes of spaces are no JSON, and nothing more is read
+
+
+def test_caches_are_bounded(tmp_path):
+    for i in range(6):
+        p = make_zip(tmp_path / f"{i}.pt2", [(META, meta())])
+        assert pt2.read_sources(p).error is None
+        assert pt2.read_package(p) is not None
+    kinds = [k[0] for k in pt2._cache]
+    assert kinds.count("sources") == pt2._CACHE_LIMITS["sources"] and kinds.count("devices") == 6

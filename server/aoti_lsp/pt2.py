@@ -42,6 +42,7 @@ _EOCD = b"PK\x05\x06"
 _EOCD64_LOCATOR = b"PK\x06\x07"
 _EOCD64 = b"PK\x06\x06"
 _CACHE_MAX = 256
+_CACHE_LIMITS = {"sources": 4}  # sources hold whole wrapper/kernel texts: keep few
 _cache: dict[tuple, object] = {}
 # what a corrupt member or archive raises inside zipfile and the decompressors
 _ERRORS = (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
@@ -184,8 +185,9 @@ def _cached(kind: str, path, build):
         return build(None)
     key = (kind, real, st.st_mtime_ns, st.st_size)
     if key not in _cache:
-        if len(_cache) >= _CACHE_MAX:
-            _cache.pop(next(iter(_cache)))
+        same_kind = [k for k in _cache if k[0] == kind]
+        if len(same_kind) >= _CACHE_LIMITS.get(kind, _CACHE_MAX):
+            _cache.pop(same_kind[0])
         _cache[key] = build(real)
     return _cache[key]
 
