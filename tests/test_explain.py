@@ -75,6 +75,32 @@ def test_cpu_index_error_traced(cpu_pkg):
     assert any(x.startswith("ops named in the kernel") for x in texts(e))  # CPU: no Source Nodes comment
 
 
+def test_kernel_information_gives_the_python_frames(tmp_path):
+    # recorded with inductor_configs={"trace.provenance_tracking_level": 1} (torch 2.13, CPU), where
+    # models.py sat in this worktree: the frames are pointed at this checkout's copy
+    recorded = "/work/wt/issue12/tests/packages/cuda/models.py"
+    (tmp_path / "p").mkdir()
+    pkg = build(PACKAGES / "cpu" / "LastItemGather", tmp_path / "p" / "LastItemGather.pt2", provenance=True,
+                replace={recorded: str(MODELS)})
+    log = (PACKAGES / "cpu" / "LastItemGather" / "zero_lengths.log").read_text()
+    (e,) = explain.explain(log, str(pkg))  # no --source needed
+    frames = [s for s in e.trace if "kernel_information.json" in s.text]
+    assert [(s.path, s.line) for s in frames] == [(str(MODELS), 8), (str(MODELS), 9), (str(MODELS), 10)]
+    assert "`idx = offsets - 1`" in frames[0].text
+    assert inspect_pkg.inspect(str(pkg))["models"][0]["kernel_information"] is True
+
+
+def test_recorded_cuda_log_of_another_compile(cuda_pkg):
+    # the real CUDA text (torch.compile on an H200): 16 threads assert, one explanation; its
+    # `ks1` is not what the package's kernel asserts (`ks0`): the trace says so, nothing is invented
+    log = (PACKAGES / "cuda" / "torch_compile_index.log").read_text()
+    (e,) = explain.explain(log, str(cuda_pkg), [str(MODELS)])
+    assert e.message == "index out of bounds: 0 <= tmp9 < ks1"
+    assert "Triton device assert, block [0,0,0], thread [0,0,0]" in e.trace[0].text
+    assert "is it the package that crashed?" in e.trace[-1].text
+    assert [x.kind for x in explain.explain("RuntimeError: CUDA driver error: device-side assert triggered", None)] == ["device-assert"]
+
+
 def test_without_source_or_package(cuda_pkg):
     (e,) = explain.explain(CUDA_LOG, str(cuda_pkg))
     assert any("input 0, dimension 0: `arg0_1`" == x for x in texts(e))

@@ -82,6 +82,10 @@ SIMPLE = [
      ["give it the `.pt2` written by `aoti_compile_and_package`, or migrate the compile too (AOTI001)"]),
     ("elf-header", re.compile(r"invalid ELF header"),
      "the old `aot_load` was given a `.pt2` package", ["load a `.pt2` with `torch._inductor.aoti_load_package` (AOTI002)"]),
+    ("device-assert", re.compile(r"device-side assert triggered"),
+     "a kernel's device assertion failed (on AOTI, usually the index check of a gather on a too-small input)",
+     ["the assertion's text is printed before this error (with CUDA_LAUNCH_BLOCKING=1 at the failing kernel): "
+      "give that part of the log to `aoti-lsp explain`"]),
     ("incorrect-device", re.compile(r"Incorrect device passed to aoti_runner_cpu"),
      "a cpu package was loaded with a `device_index`", ["drop `device_index` (AOTI101)"]),
 ]
@@ -104,7 +108,7 @@ def explain(log: str, package: str | None, sources: list[str] = ()) -> list[Expl
         out.append(_index(log, m, pkg, models, list(sources)))
     for kind, pattern, cause, fixes in SIMPLE:
         m = pattern.search(log)
-        if m is None:
+        if m is None or (kind == "device-assert" and seen_index):
             continue
         args = m.groups()
         e = Explanation(kind, m.group(0), cause=cause.format(*args, rc=RUNTIME_CHECK),
@@ -306,13 +310,21 @@ def _python_lines(model, kernel: str, ops: list[str], sources) -> list[Step]:
 
 
 def _from_kernel_information(model, kernel: str) -> list[Step]:
-    info = getattr(model, "kernel_information", None)
-    if not isinstance(info, dict) or kernel not in info:
+    """Python frames of a kernel from kernel_information.json (`trace.provenance_tracking_level: 1`):
+    `{"<kernel>:<n>": {"stack_traces": ["File \"m.py\", line 10, in forward\n    code"], ...}}`."""
+    info = model.kernel_information
+    if not isinstance(info, dict):
         return []
     out = []
-    for m in re.finditer(r'File "([^"]+)", line (\d+)', json.dumps(info[kernel])):
-        out.append(Step("Python frame (kernel_information.json)", m.group(1), int(m.group(2))))
-    return out
+    for key, entry in info.items():
+        if not isinstance(key, str) or key.rsplit(":", 1)[0] != kernel or not isinstance(entry, dict):
+            continue
+        for trace in entry.get("stack_traces") or []:
+            m = re.match(r'File "([^"]+)", line (\d+), in (\w+)\n\s*(.*)', trace) if isinstance(trace, str) else None
+            if m:
+                out.append(Step(f"`{m.group(4).strip()}` (in {m.group(3)}, from kernel_information.json)",
+                                m.group(1), int(m.group(2))))
+    return sorted(out, key=lambda s: s.line)
 
 
 # -- rendering ----------------------------------------------------------------------------------------
