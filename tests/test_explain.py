@@ -200,6 +200,21 @@ def test_inspect_flags_dims_without_lower_check(tmp_path):
     assert m["inputs"][0]["dims"][0]["flags"] == ["no lower check"]
 
 
+def test_inspect_constants(tmp_path):
+    folder = tmp_path / "c"
+    folder.mkdir()
+    text = (PACKAGES / "cpu" / "LastItemGather" / "wrapper.cpp").read_text()
+    # the lines torch 2.13's cpp_wrapper_cpu.py writes for a weight
+    text = text.replace('    inputs_info_[0].name = "arg0_1";', '    inputs_info_[0].name = "arg0_1";\n'
+                        '    constants_info_[0].name = "L__self___weight";\n    constants_info_[0].dtype = at::kFloat;\n'
+                        '    constants_info_[0].shape = {64, 32};')
+    (folder / "wrapper.cpp").write_text(text)
+    (folder / "wrapper_metadata.json").write_text('{"AOTI_DEVICE_KEY": "cpu"}')
+    info = inspect_pkg.inspect(str(build(folder, tmp_path / "c.pt2")))
+    assert info["models"][0]["constants"] == [{"name": "L__self___weight", "shape": "64, 32"}]
+    assert "    L__self___weight [64, 32]" in inspect_pkg.render_text(info)
+
+
 def test_inspect_hostile(tmp_path):
     import zipfile
 

@@ -17,6 +17,7 @@ from aoti_lsp.pt2 import ModelSources
 
 _INPUT = re.compile(r'inputs_info_\[(\d+)\]\.name = "([^"\\]{1,200})";')
 _CONSTANT = re.compile(r'constants_info_\[(\d+)\]\.name = "([^"\\]{1,500})";')
+_CONSTANT_SHAPE = re.compile(r"constants_info_\[(\d+)\]\.shape = \{([\d, ]*)\};")
 _SYMBOL = re.compile(r"\bint64_t (s\d+) = (\w+)_size\[(\d+)\];")
 _LOWER = re.compile(r"\bif \((\w+)_size\[(\d+)\] < (-?\d+)L?\) \{")
 _UPPER = re.compile(r"\bif \((\w+)_size\[(\d+)\] > (-?\d+)L?\) \{")
@@ -74,6 +75,7 @@ class Model:
     inputs: list[Input] = field(default_factory=list)
     symbols: dict[str, tuple[str, int]] = field(default_factory=dict)  # sN -> (argK_1, dim)
     constants: list[str] = field(default_factory=list)
+    constant_shapes: dict[str, str] = field(default_factory=dict)  # name -> "64, 32"
     kernels: dict[str, Kernel] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     kernel_information: dict | None = None  # kernel -> Python frames (provenance tracking)
@@ -135,7 +137,11 @@ def parse(src: ModelSources) -> Model:
     inputs = {int(i): name for i, name in _INPUT.findall(w)}
     model.inputs = [Input(i, inputs[i]) for i in sorted(inputs)]
     by_name = {i.name: i for i in model.inputs}
-    model.constants = [name for _, name in sorted(_CONSTANT.findall(w), key=lambda c: int(c[0]))]
+    named = {int(i): name for i, name in _CONSTANT.findall(w)}
+    model.constants = [named[i] for i in sorted(named)]
+    for i, shape in _CONSTANT_SHAPE.findall(w):
+        if int(i) in named:
+            model.constant_shapes[named[int(i)]] = shape.strip()
     for sym, arg, d in _SYMBOL.findall(w):
         model.symbols.setdefault(sym, (arg, int(d)))
         if arg in by_name:

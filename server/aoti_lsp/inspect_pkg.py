@@ -45,7 +45,7 @@ def inspect(path: str) -> dict:
             "cpu_isa": meta.get("AOTI_CPU_ISA"),
             "inputs": inputs,
             "symbols": {s: {"input": a, "dim": d} for s, (a, d) in m.symbols.items()},
-            "constants": m.constants,
+            "constants": [{"name": c, "shape": m.constant_shapes.get(c)} for c in m.constants],
             "kernels": sorted(m.kernels),
             "kernel_information": m.kernel_information is not None,
         })
@@ -71,7 +71,10 @@ def render_text(info: dict) -> str:
                     bounds = f"{d['min'] if d['min'] is not None else '?'} <= {d['symbol']}" + (
                         f" <= {d['max']}" if d["max"] is not None else "")
                     lines.append(f"    dim {d['dim']}: {bounds}" + "".join(f"; {f}" for f in d["flags"]))
-        lines.append(f"  constants: {len(m['constants'])}" + (f" ({', '.join(m['constants'][:8])}{', ...' if len(m['constants']) > 8 else ''})" if m["constants"] else ""))
+        lines.append(f"  constants: {len(m['constants'])}")
+        lines += [f"    {c['name']}" + (f" [{c['shape']}]" if c["shape"] is not None else "") for c in m["constants"][:50]]
+        if len(m["constants"]) > 50:
+            lines.append(f"    ... {len(m['constants']) - 50} more")
         lines.append(f"  kernels: {len(m['kernels'])}")
         lines += [f"    {k}" for k in m["kernels"]]
         if m["kernel_information"]:
