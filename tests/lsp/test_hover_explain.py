@@ -94,3 +94,12 @@ async def test_explain_command(client, tmp_path):
     assert res is None or res["items"] == []
     assert (await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="aoti-lsp.explain", arguments=[{"log": "Segmentation fault", "package": str(tmp_path / "none.pt2")}])))["items"]
+
+
+async def test_hover_on_a_flagged_variable_adds_when_it_is_read_and_the_link(client, tmp_path):
+    text = 'import os\nimport torch\nos.environ["TORCH_LOGS"] = "+dynamo"\n'
+    uri = await open_doc(client, tmp_path / "logs.py", text)
+    (d,) = [d for d in await diagnostics(client, uri) if d.code == "AOTI301"]
+    h = await hover_at(client, uri, pos(text, "TORCH_LOGS", 2))
+    assert "Read at `import torch`" in h.contents.value or "Read at import torch" in h.contents.value
+    assert "docs/rules/AOTI301.md" in h.contents.value and d.message not in h.contents.value

@@ -134,32 +134,36 @@ def hover(ls, doc, position: types.Position) -> types.Hover | None:
     at = doc.lines.offset(position.line, position.character, ls.encoding)
     source = doc.source()
     rng = lambda s, e: lsp_range(doc.lines, s, e, ls.encoding)  # noqa: E731
+    lines: list[str] = []
+    span = None
     node = source.tree.root_node.descendant_for_byte_range(at, at)
     while node is not None and node.type not in ("string", "module"):
         node = node.parent if node.type in ("string_content", "string_start", "string_end") else None
     if node is not None and node.type == "string" and string_value(node) in VARIABLES:
-        return types.Hover(_markup(ls, [hover_text(VARIABLES[string_value(node)])]), rng(node.start_byte, node.end_byte))
-    ctx = Context(source, ls.config_for(doc.path), ls.project)
+        lines.append(hover_text(VARIABLES[string_value(node)]))
+        span = (node.start_byte, node.end_byte)
     site = None
     try:
-        site = site_at(ctx, at)
+        site = site_at(Context(source, ls.config_for(doc.path), ls.project), at)
     except Exception:  # the analysis is best effort here: a hover never fails because of it
         site = None
-    for f in ls.result(doc).findings:
-        if f.start <= at <= f.end:
-            rule = rule_by_code(f.code)
-            lines = [f"**aoti-lsp {f.code}**" + (f" ({rule.name})" if rule else "")]
-            replaced = replacement(source, f.fix) if f.fix is not None else None
-            if replaced:
-                lines += ["", f"{f.fix.title} ({f.fix.applicability.value}):", "```python", replaced, "```"]
-            if site is not None:
-                lines += ["", *checklist(site)]
-            if rule is not None:
-                lines += ["", f"[{f.code} documentation]({rule.url})"]
-            return types.Hover(_markup(ls, lines), rng(f.start, f.end))
-    if site is not None:
-        return types.Hover(_markup(ls, checklist(site)), rng(site.start, site.end))
-    return None
+    finding = next((f for f in ls.result(doc).findings if f.start <= at <= f.end), None)
+    if finding is not None:
+        f, rule = finding, rule_by_code(finding.code)
+        lines += ["" if lines else None, f"**aoti-lsp {f.code}**" + (f" ({rule.name})" if rule else "")]
+        replaced = replacement(source, f.fix) if f.fix is not None else None
+        if replaced:
+            lines += ["", f"{f.fix.title} ({f.fix.applicability.value}):", "```python", replaced, "```"]
+        if site is not None:
+            lines += ["", *checklist(site)]
+        if rule is not None:
+            lines += ["", f"[{f.code} documentation]({rule.url})"]
+        span = span or (f.start, f.end)
+    elif site is not None and not lines:
+        lines += checklist(site)
+        span = (site.start, site.end)
+    lines = [line for line in lines if line is not None]
+    return types.Hover(_markup(ls, lines), rng(*span)) if lines else None
 
 
 # `os.environ["`, `os.environ.get('`, `os.getenv("`, `environ.setdefault(`, with a partial name
