@@ -148,6 +148,17 @@ def test_dim_too_small_names_the_input(cpu_pkg):
     assert any("`lengths` of forward" in x for x in texts(e))
 
 
+def test_huge_logs_stay_fast():
+    import time
+
+    blobs = ["x" * 4_000_000, "a.py" * 1_000_000 + "\n" + CUDA_LOG, "Exception raised from " * 200_000,
+             ("Assertion `index out of bounds: 0 <= tmp1 < ks1` failed" + "y" * 5000) * 300]
+    for blob in blobs:
+        t = time.perf_counter()
+        explain.explain(blob, None)
+        assert time.perf_counter() - t < 3
+
+
 def test_hostile_package_is_reported_not_raised(tmp_path):
     bad = tmp_path / "bad.pt2"
     bad.write_bytes(b"\x7fELF" + b"\0" * 100)

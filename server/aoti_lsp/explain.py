@@ -128,6 +128,20 @@ def explain(log: str, package: str | None, sources: list[str] = ()) -> list[Expl
     return out
 
 
+def _search_lines(pattern: re.Pattern, log: str, needle: str):
+    """`pattern` on the (length-capped) lines holding `needle`: no regex runs over a huge blob."""
+    at = log.find(needle)
+    while at >= 0:
+        start = log.rfind("\n", 0, at) + 1
+        end = log.find("\n", at)
+        line = log[start:end if end >= 0 else len(log)]
+        m = pattern.search(line[:4096]) if len(line) <= 16384 else None
+        if m:
+            return m
+        at = log.find(needle, at + 1)
+    return None
+
+
 def _member_path(package: str, member: str) -> str:
     return f"{package}!{member}"
 
@@ -135,8 +149,8 @@ def _member_path(package: str, member: str) -> str:
 def _index(log, m, pkg, models, sources) -> Explanation:
     tmp, ks = m.group(1), m.group(2)
     e = Explanation("index-out-of-bounds", m.group(0))
-    cpu = _CPU_FROM.search(log)
-    cuda = _CUDA_ASSERT.search(log)
+    cpu = _search_lines(_CPU_FROM, log, "Exception raised from ")
+    cuda = _search_lines(_CUDA_ASSERT, log, f"Assertion `{m.group(0)}` failed")
     if cpu:
         e.trace.append(Step(f"raised by kernel `{cpu.group(1)}` ({os.path.basename(cpu.group(2))}:{cpu.group(3)})"))
     elif cuda:
