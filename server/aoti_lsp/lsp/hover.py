@@ -103,22 +103,35 @@ def checklist(site: Site) -> list[str]:
 
 
 def replacement(source, fix) -> str | None:
-    """The lines a fix touches, as they read after it (not the raw edit fragments)."""
+    """The lines each edit of a fix touches, as they read after it (not raw edit fragments);
+    separate places are joined by `...`."""
     from aoti_lsp.lsp.convert import plain_text
+    from aoti_lsp.positions import LineIndex
 
     edits = sorted(fix.edits, key=lambda e: e.start)
     if not edits:
         return None
-    data = source.data
+    data, spans, shift = source.data, [], 0
+    for e in edits:
+        text = (plain_text(e.text) if fix.snippet else e.text).encode("utf-8")
+        spans.append((e.start + shift, e.start + shift + len(text)))
+        shift += len(text) - (e.end - e.start)
     for e in reversed(edits):
         text = plain_text(e.text) if fix.snippet else e.text
         data = data[:e.start] + text.encode("utf-8") + data[e.end:]
-    lines = source.lines
-    first, last = lines.line_of(edits[0].start), lines.line_of(edits[-1].end)
-    start = lines.starts[first]
-    end_old = lines.starts[last + 1] if last + 1 < len(lines.starts) else len(source.data)
-    end_new = end_old + len(data) - len(source.data)
-    text = data[start:max(start, end_new)].decode("utf-8", "replace").strip("\n")
+    lines = LineIndex(data)
+    ranges: list[list[int]] = []
+    for start, end in spans:
+        first, last = lines.line_of(start), lines.line_of(max(start, end - 1))
+        if ranges and first <= ranges[-1][1] + 1:
+            ranges[-1][1] = max(ranges[-1][1], last)
+        else:
+            ranges.append([first, last])
+    parts = []
+    for first, last in ranges:
+        end = lines.starts[last + 1] if last + 1 < len(lines.starts) else len(data)
+        parts.append(data[lines.starts[first]:end].decode("utf-8", "replace").rstrip("\n"))
+    text = "\n...\n".join(p for p in parts if p.strip())
     return text if text.strip() and len(text) < 4000 else None
 
 
