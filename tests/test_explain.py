@@ -44,8 +44,9 @@ def check_last_item_gather_trace(e, ks, arg_sym, kernel_prefix):
     (inp,) = [s for s in e.trace if s.text.startswith("input 0, dimension 0")]
     assert "`values` of forward" in inp.text and inp.path == str(MODELS) and inp.line == 6
     lines = {s.line: s.text for s in e.trace if s.path == str(MODELS) and s.line != 6}
-    assert sorted(lines) == [9, 10]  # torch.where / zeros_like, then values[idx]
-    assert "index" in lines[10]
+    assert sorted(lines) == [7, 9, 10]  # cumsum (feeds the kernel), torch.where / zeros_like, values[idx]
+    assert "index" in lines[10] and "cumsum" in lines[7]
+    assert any(x.startswith("its input `buf") and x.endswith("Source Nodes: cumsum") for x in t)
     assert any("lower bound 2" in x for x in t)
     assert any("AOTI_RUNTIME_CHECK_INPUTS=1" in f for f in e.fixes)
     assert any("caller" in f for f in e.fixes)
@@ -55,7 +56,7 @@ def test_cuda_triton_assert_traced_to_the_python_line(cuda_pkg):
     (e,) = explain.explain(CUDA_LOG, str(cuda_pkg), [str(MODELS)])
     check_last_item_gather_trace(e, "ks0", "s59", "triton_poi_fused_")
     assert "thread [5,0,0]" in e.trace[0].text
-    (src,) = [s for s in e.trace if "Source Nodes" in s.text]
+    (src,) = [s for s in e.trace if s.text.startswith("Source Nodes")]
     assert "where, index" in src.text
     # the kernel and its call are located inside the package's wrapper.cpp
     kernel = next(s for s in e.trace if "asserts" in s.text)

@@ -197,8 +197,26 @@ def _index(log, m, pkg, models, sources) -> Explanation:
             ops = call.nodes or generated.ops_of_kernel(k.name)
             label = "Source Nodes" if call.nodes else "ops named in the kernel"
             e.trace.append(Step(f"{label}: {', '.join(ops)}"))
-            e.trace += _python_lines(model, k.name, ops, sources)
+            lines = _python_lines(model, k.name, ops, sources)
+            e.trace += lines
+            e.trace += _producers(model, call, ops, sources, {(s.path, s.line) for s in lines})
     return e
+
+
+def _producers(model, call, own_nodes, sources, seen) -> list[Step]:
+    """The kernel's buffer inputs (`bufN`) and the ops that computed them, one level up."""
+    out = []
+    for arg in call.args:
+        for buf in re.findall(r"\bbuf\d+\b", arg):
+            nodes = model.producer(buf)
+            if not nodes or nodes == own_nodes:
+                continue  # written by this call: an output
+            out.append(Step(f"its input `{buf}` is computed by Source Nodes: {', '.join(nodes)}"))
+            for step in _python_lines(model, "", nodes, sources, quiet=True):
+                if (step.path, step.line) not in seen:
+                    seen.add((step.path, step.line))
+                    out.append(step)
+    return out
 
 
 def _wrapper_line(model, pkg, needle: str) -> int | None:
@@ -292,8 +310,8 @@ _SPELLING = {
 }
 
 
-def _python_lines(model, kernel: str, ops: list[str], sources) -> list[Step]:
-    info = _from_kernel_information(model, kernel)
+def _python_lines(model, kernel: str, ops: list[str], sources, quiet: bool = False) -> list[Step]:
+    info = _from_kernel_information(model, kernel) if kernel else []
     if info:
         return info
     picked = _pick_forward(sources, None) if len(_forwards(sources)) == 1 else None
@@ -305,7 +323,7 @@ def _python_lines(model, kernel: str, ops: list[str], sources) -> list[Step]:
         found = _forwards(sources)
         picked = found[0] if found else None
     if picked is None:
-        return [Step("give the model file with --source to see the Python lines of these ops")] if not sources else []
+        return [Step("give the model file with --source to see the Python lines of these ops")] if not sources and not quiet else []
     _, fn, path = picked
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:

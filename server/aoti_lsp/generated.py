@@ -79,11 +79,18 @@ class Model:
     kernels: dict[str, Kernel] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     kernel_information: dict | None = None  # kernel -> Python frames (provenance tracking)
+    # (Source Nodes, the wrapper text from that comment through the call it describes)
+    blocks: list[tuple[list[str], str]] = field(default_factory=list)
 
     @property
     def device(self) -> str | None:
         value = self.metadata.get("AOTI_DEVICE_KEY")
         return value if isinstance(value, str) else None
+
+    def producer(self, buf: str) -> list[str] | None:
+        """Source Nodes of the first described call that names `buf` (the one that writes it)."""
+        pattern = re.compile(rf"\b{re.escape(buf)}(?:_handle)?\b")
+        return next((nodes for nodes, text in self.blocks if pattern.search(text)), None)
 
     def input_named(self, name: str) -> Input | None:
         return next((i for i in self.inputs if i.name == name), None)
@@ -167,12 +174,20 @@ def parse(src: ModelSources) -> Model:
         for name, k in _kernels(text, member, _CPP_DEF, 'extern "C"').items():
             model.kernels.setdefault(name, k)
     nodes = None
+    block: list[str] | None = None
     for n, line in enumerate(w.splitlines(), 1):
         m = _NODES.search(line)
         if m:
             nodes = ([s.strip() for s in m.group(1).split(",") if s.strip()],
                      [s.strip() for s in m.group(2).split(",") if s.strip()])
+            block = [line]
+            model.blocks.append((nodes[0], ""))
             continue
+        if block is not None:
+            block.append(line)
+            if _CALL.match(line) or re.search(r"aoti_torch_(?:cpu|cuda)_(?!empty_strided)", line):
+                model.blocks[-1] = (model.blocks[-1][0], "\n".join(block))
+                block = None
         m = _CALL.match(line)
         if m and m.group(1) in model.kernels:
             call = Call(m.group(1), split_args(m.group(2)), n)

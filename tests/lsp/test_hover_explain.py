@@ -86,7 +86,8 @@ async def test_explain_command(client, tmp_path):
     (item,) = res["items"]
     assert item["kind"] == "index-out-of-bounds"
     located = [s for s in item["trace"] if "location" in s]
-    assert {s["location"]["range"]["start"]["line"] for s in located} == {5, 8, 9}  # forward's values, lines 9 and 10
+    # forward's `values` (line 6), the cumsum feeding the kernel (7), lines 9 and 10 (0-based below)
+    assert {s["location"]["range"]["start"]["line"] for s in located} == {5, 6, 8, 9}
     assert all(s["location"]["uri"] == models.as_uri() for s in located)
     assert "cause:" in res["text"]
     # bad arguments: an answer, not a dead server
