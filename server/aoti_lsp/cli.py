@@ -29,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="aoti-lsp",
         description="Catch PyTorch AOTInductor misuse (deprecated API, device mismatches, empty jagged inputs).",
-        epilog="Subcommands: `aoti-lsp serve` (language server on stdio), `aoti-lsp rule [CODE]` (rule docs).",
+        epilog="Subcommands: `aoti-lsp serve` (language server on stdio), `aoti-lsp rule [CODE]` (rule docs), "
+               "`aoti-lsp explain LOG --package PKG` (crash log -> Python line), `aoti-lsp inspect PKG` (a .pt2).",
     )
     p.add_argument("--version", action="version", version=f"aoti-lsp {__version__}")
     p.add_argument("--check", action="store_true", help="check files (the default when paths are given)")
@@ -71,6 +72,10 @@ def _main(argv: list[str] | None) -> int:
         return 0
     if argv and argv[0] == "rule":
         return _rule(argv[1:])
+    if argv and argv[0] in ("explain", "inspect"):
+        from aoti_lsp.triage_cli import main as triage  # explain / inspect: their own arguments
+
+        return triage(argv)
     if argv and argv[0] == "check":
         argv = ["--check", *argv[1:]]
     args = build_parser().parse_args(argv)

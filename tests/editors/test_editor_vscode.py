@@ -227,6 +227,24 @@ def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, ar
     assert result["settingsQuery"] == "@ext:aoti-lsp.aoti-lsp", result["settingsQuery"]
 
 
+def test_vscode_explain_crash_log(code_server, workspace: Path, artifacts: Path):
+    """"aoti-lsp: Explain crash log" on a selected CUDA Triton assertion with a package built from
+    the real CUDA wrapper.cpp (tests/packages): the trace in the output, the source steps offered."""
+    from pkgs import PACKAGES, build
+
+    (workspace / "models.py").write_text((PACKAGES / "cuda" / "models.py").read_text())
+    (workspace / "crash.log").write_text(
+        "x.py:37: unknown: block: [0,0,0], thread: [0,0,0] Assertion `index out of bounds: 0 <= tmp9 < ks0` failed.\n")
+    (workspace / "pkg").mkdir()
+    pkg = build(PACKAGES / "cuda" / "LastItemGather", workspace / "pkg" / "LastItemGather.pt2")
+    result = run_driver(code_server, "explain", workspace, artifacts, AOTI_PACKAGE=str(pkg))
+    output = result["output"].replace("\xa0", " ")  # the output view renders only its last lines
+    assert "models.py:7: cumsum: `offsets = torch.cumsum" in output and "cause: an index computed" in output, output
+    offered = "\n".join(result["steps_offered"])
+    assert all(f"models.py:{n}" in offered for n in (6, 7, 9, 10)), offered
+    assert result["cursor"] and result["cursor"].startswith("Ln 6,"), result["cursor"]
+
+
 def platform_vsix() -> Path:
     """The linux-x64 .vsix (vscode-extension/scripts/package-linux-x64.sh), server in bundled/libs."""
     version = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))["version"]

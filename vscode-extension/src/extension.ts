@@ -10,6 +10,7 @@ import {
     State,
     TransportKind,
 } from 'vscode-languageclient/node';
+import { explainCrashLog } from './explain';
 import { findServer, pythonExtensionApi, ServerNotFound } from './server';
 
 const ID = 'aoti-lsp';
@@ -225,6 +226,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         vscode.commands.registerCommand(`${ID}.restart`, () => restart(context)),
         vscode.commands.registerCommand(`${ID}.showOutput`, () => log.show()),
         vscode.commands.registerCommand(`${ID}.fixAll`, fixAll),
+        vscode.commands.registerCommand(`${ID}.explainCrashLog`, () => explainCrashLog(client)),
         vscode.languages.onDidChangeDiagnostics(() => updateStatus()),
         vscode.workspace.onDidChangeConfiguration(async (event) => {
             if (event.affectsConfiguration(`${ID}.trace.server`)) {

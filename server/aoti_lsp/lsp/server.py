@@ -21,6 +21,7 @@ from aoti_lsp.files import discover, find_root, rooted
 from aoti_lsp.fixer import fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
 from aoti_lsp.lsp.convert import SOURCE, diagnostic, lsp_range
+from aoti_lsp.lsp import hover as hover_mod, triage
 from aoti_lsp.lsp.documents import Document
 from aoti_lsp.lsp.protocol import Protocol
 from aoti_lsp.positions import LineIndex
@@ -425,22 +426,19 @@ def code_action_resolve(ls: AotiServer, action: types.CodeAction):
 @safe
 def hover(ls: AotiServer, params: types.HoverParams):
     doc = ls.docs.get(params.text_document.uri)
-    if doc is None:
-        return None
-    at = doc.lines.offset(params.position.line, params.position.character, ls.encoding)
-    for f in ls.result(doc).findings:
-        if f.start <= at <= f.end:
-            rule = rule_by_code(f.code)
-            lines = [f"**aoti-lsp {f.code}** ({rule.name if rule else ''})", "", f.message]
-            if f.fix is not None:
-                lines += ["", f"Fix ({f.fix.applicability.value}): {f.fix.title}"]
-                if rule is not None and rule.deprecated:
-                    lines += ["", "Replacement:", "```python", *(e.text for e in f.fix.edits if e.text.strip()), "```"]
-            if rule is not None:
-                lines += ["", f"[{f.code} documentation]({rule.url})"]
-            kind = types.MarkupKind.Markdown if ls.caps.hover_markdown else types.MarkupKind.PlainText
-            return types.Hover(types.MarkupContent(kind, "\n".join(lines)), lsp_range(doc.lines, f.start, f.end, ls.encoding))
-    return None
+    return hover_mod.hover(ls, doc, params.position) if doc is not None else None
+
+
+@server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=['"', "'", "["]))
+@safe
+def completion(ls: AotiServer, params: types.CompletionParams):
+    doc = ls.docs.get(params.text_document.uri)
+    return hover_mod.completion(ls, doc, params.position) if doc is not None else None
+
+
+@server.command(triage.COMMAND)
+def explain_command(ls: AotiServer, *args):
+    return safe(triage.run)(ls, list(args))
 
 
 def serve() -> None:

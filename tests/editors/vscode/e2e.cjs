@@ -55,6 +55,10 @@ async function run(page, shot) {
     await page.goto(`${url}/?folder=${encodeURIComponent(folder)}`);
     await page.waitForSelector('.monaco-workbench');
     step('workbench');
+    if (scenario === 'explain') {
+        await explainScenario(page, shot);
+        return;
+    }
 
     // Open the file with Quick Open.
     await page.keyboard.press('Control+P');
@@ -187,6 +191,53 @@ async function run(page, shot) {
         return editor ? editor.textContent : null;
     });
     step('not installed');
+}
+
+// "aoti-lsp: Explain crash log": the model file open, the log selected, the package typed into
+// the file dialog; the trace in the output channel, then the first source step opened.
+async function explainScenario(page, shot) {
+    const openFile = async (name) => {
+        await page.keyboard.press('Control+P');
+        await page.waitForSelector('.quick-input-widget input');
+        await page.keyboard.type(name);
+        await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${name}"]`);
+        await page.keyboard.press('Enter');
+        await page.waitForSelector(`.tab.active[aria-label*="${name}"]`);
+    };
+    await openFile('models.py');
+    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
+        .some((e) => /aoti-lsp: \d/.test(e.textContent)));
+    step('server running');
+    await openFile('crash.log');
+    await page.waitForFunction((sel) => /Assertion/.test(document.querySelector(sel)?.textContent || ''), EDITOR_TEXT);
+    await page.click(EDITOR_TEXT);
+    await page.keyboard.press('Control+A');
+    step('log selected');
+    await page.keyboard.press('Control+Shift+P');
+    await page.waitForSelector('.quick-input-widget input');
+    await page.keyboard.type('aoti-lsp: Explain crash log');
+    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="Explain crash log"]');
+    await page.keyboard.press('Enter');
+    // the file dialog (code-server: VS Code's simple dialog, a path in a quick input)
+    await page.waitForFunction(() => /\.pt2|package/.test(document.querySelector('.quick-input-widget')?.textContent || ''));
+    await page.waitForTimeout(500);
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type(env('AOTI_PACKAGE'));
+    await page.waitForTimeout(500);
+    await page.keyboard.press('Enter');
+    step('package given');
+    await page.waitForFunction(() => /cause:/.test(document.querySelector('.part.panel')?.textContent || ''));
+    result.output = await page.$eval('.part.panel', (p) => p.textContent);
+    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="models.py:"]');
+    result.steps_offered = await page.$$eval('.quick-input-list .monaco-list-row', (rows) =>
+        rows.map((r) => (r.getAttribute('aria-label') || r.textContent).trim()));
+    await shot('vscode-explain.png');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.tab.active[aria-label*="models.py"]');
+    await page.waitForTimeout(300);
+    result.cursor = await page.$$eval('.statusbar-item', (items) =>
+        items.map((e) => e.textContent.trim()).find((t) => /^Ln \d+/.test(t)) || null);
+    step('source opened');
 }
 
 main()

@@ -1,0 +1,380 @@
+"""`aoti-lsp explain LOG --package PKG [--source PATH...]`: from a crash log to the line of Python.
+
+For `index out of bounds: 0 <= tmpN < ksM` the trace follows the generated code as one would by
+hand: the kernel holding that assertion -> its parameter ksM -> the argument at the kernel's call
+site -> `int64_t sN = argK_1_size[d]` -> input i, dimension d (and its name in `forward`) -> the
+`Topologically Sorted Source Nodes` of that call -> the Python lines with those ops. The other
+known messages get their cause and the fixes measured on torch 2.13 (../shared/aoti-facts.md).
+No torch; the package is read with the bounded reader of pt2.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+
+from aoti_lsp import generated, pt2
+
+RUNTIME_CHECK = "AOTI_RUNTIME_CHECK_INPUTS=1"
+EMPTY_FIXES = [
+    "guard at the caller, in plain Python outside the compiled model: `if lengths.numel() == 0: return ...` "
+    "before calling the loaded package (a guard inside the exported forward is dropped by torch.export)",
+    "empty-safe code in forward: `lengths.sum()` instead of `cumsum(lengths)[-1]`; offsets with a leading zero: "
+    "`torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])`",
+    f"set {RUNTIME_CHECK} in the environment of the process that runs the package: inputs below the traced "
+    "lower bound then fail with `dim value is too small` instead of crashing (it also rejects size 1)",
+]
+CHECKLIST = [
+    "device: the package's device (`aoti-lsp inspect PKG`) is the device of every input and of the loader",
+    "shapes: every static dim matches the example used at compile time; dtypes and contiguity match",
+    "empty inputs: a dynamic dim traced as >= 2 receives 0 or 1 (jagged batches with no rows)",
+    f"run again with {RUNTIME_CHECK} (input checks) and CUDA_LAUNCH_BLOCKING=1 (the failing kernel on CUDA), "
+    "TORCH_SHOW_CPP_STACKTRACES=1 (the C++ frames)",
+]
+
+
+@dataclass
+class Step:
+    text: str
+    path: str | None = None  # a user source file or `PKG!member`
+    line: int | None = None  # 1-based
+
+
+@dataclass
+class Explanation:
+    kind: str
+    message: str  # what the log said
+    trace: list[Step] = field(default_factory=list)
+    cause: str = ""
+    fixes: list[str] = field(default_factory=list)
+
+
+# (kind, pattern, cause, fixes)
+SIMPLE = [
+    ("dim-too-small", re.compile(r"input_handles\[(\d+)\]: dim value is too small at (\d+), expected it to be >= (\d+), but got: (\d+)"),
+     "input {0}, dimension {1} is {3}, below the lower bound {2} the package was traced with "
+     "(dynamic dims are traced as >= 2); without {rc} this input crashes or reads out of bounds",
+     EMPTY_FIXES[:2]),
+    ("dim-too-large", re.compile(r"input_handles\[(\d+)\]: dim value is too large at (\d+), expected to be <= (\d+), but got: (\d+)"),
+     "input {0}, dimension {1} is {3}, above the upper bound {2} of the package", ["recompile with a larger `Dim(max=...)`"]),
+    ("unmatched-dim", re.compile(r"input_handles\[(\d+)\]: unmatched dim value at (\d+), expected: (\d+), but got: (\d+)"),
+     "input {0}, dimension {1} is {3}; the package was compiled with the static size {2}",
+     ["mark the dim dynamic at export (`dynamic_shapes`) or pass inputs of the compiled shape"]),
+    ("unmatched-device", re.compile(r"input_handles\[(\d+)\]: unmatched device type"),
+     "input {0} is on another device type than the package", ["move the input to the package's device (`aoti-lsp inspect PKG`)"]),
+    ("unmatched-dtype", re.compile(r"input_handles\[(\d+)\]: unmatched dtype"),
+     "input {0} has another dtype than at compile time (without {rc}: silently wrong output)",
+     ["convert the input to the compiled dtype"]),
+    ("unmatched-stride", re.compile(r"input_handles\[(\d+)\]: unmatched stride"),
+     "input {0} has other strides than at compile time (without {rc}: silently wrong output)",
+     ["pass a contiguous input (`.contiguous()`)"]),
+    ("out-device", re.compile(r"Expected out tensor to have device (\S+?), but got (\S+?) instead"),
+     "an input on `{1}` reached a model compiled for `{0}`", ["move the inputs to `{0}` before the call (AOTI102)"]),
+    ("host-pointer", re.compile(r"The specified pointer resides on host memory"),
+     "a CPU tensor was given to a CUDA-compiled model", ["move the inputs to the package's CUDA device (AOTI102)"]),
+    ("no-cuda", re.compile(r"Torch not compiled with CUDA enabled"),
+     "a CUDA package was loaded by a CPU-only torch", ["load it where CUDA is available, or compile the model for cpu (AOTI101)"]),
+    ("not-a-package", re.compile(r"Failed to initialize zip archive"),
+     "`aoti_load_package` was given something that is not a .pt2 zip (e.g. a `.so` from the old `aot_compile`)",
+     ["give it the `.pt2` written by `aoti_compile_and_package`, or migrate the compile too (AOTI001)"]),
+    ("elf-header", re.compile(r"invalid ELF header"),
+     "the old `aot_load` was given a `.pt2` package", ["load a `.pt2` with `torch._inductor.aoti_load_package` (AOTI002)"]),
+    ("device-assert", re.compile(r"device-side assert triggered"),
+     "a kernel's device assertion failed (on AOTI, usually the index check of a gather on a too-small input)",
+     ["the assertion's text is printed before this error (with CUDA_LAUNCH_BLOCKING=1 at the failing kernel): "
+      "give that part of the log to `aoti-lsp explain`"]),
+    ("incorrect-device", re.compile(r"Incorrect device passed to aoti_runner_cpu"),
+     "a cpu package was loaded with a `device_index`", ["drop `device_index` (AOTI101)"]),
+]
+_INDEX = re.compile(r"index out of bounds: 0 <= (tmp\d+) < (ks\d+)")
+_CPU_FROM = re.compile(r"Exception raised from (\w+) at (\S+?\.kernel\.cpp):(\d+)")
+_CUDA_ASSERT = re.compile(r"(\S+\.py):(\d+): \S+: block: \[([\d,]+)\], thread: \[([\d,]+)\] Assertion `(index out of bounds: 0 <= tmp\d+ < ks\d+)` failed")
+_SEGV = re.compile(r"Segmentation fault|SIGSEGV|core dumped|illegal memory access|signal 11\b|exit code -11|exit status 139")
+
+
+def explain(log: str, package: str | None, sources: list[str] = ()) -> list[Explanation]:
+    out: list[Explanation] = []
+    pkg = pt2.read_sources(package) if package else None
+    models = {n: generated.parse(m) for n, m in pkg.models.items()} if pkg and not pkg.error else {}
+    seen_index = set()
+    for m in _INDEX.finditer(log):
+        key = (m.group(1), m.group(2))
+        if key in seen_index:
+            continue
+        seen_index.add(key)
+        out.append(_index(log, m, pkg, models, list(sources)))
+    for kind, pattern, cause, fixes in SIMPLE:
+        m = pattern.search(log)
+        if m is None or (kind == "device-assert" and seen_index):
+            continue
+        args = m.groups()
+        e = Explanation(kind, m.group(0), cause=cause.format(*args, rc=RUNTIME_CHECK),
+                        fixes=[f.format(*args) for f in fixes])
+        if kind in ("dim-too-small", "dim-too-large", "unmatched-dim") and models:
+            e.trace += _input_steps(models, int(args[0]), int(args[1]), list(sources), package)
+        out.append(e)
+    if not out and _SEGV.search(log):
+        e = Explanation("crash", _SEGV.search(log).group(0), cause="a crash without a message: check, in order:",
+                        fixes=list(CHECKLIST))
+        for model in models.values():
+            e.trace += _empty_risks(model, package)
+        out.append(e)
+    if pkg is not None and pkg.error:
+        for e in out:
+            e.trace.append(Step(f"package not read: {pkg.error}"))
+    return out
+
+
+def _search_lines(pattern: re.Pattern, log: str, needle: str):
+    """`pattern` on the (length-capped) lines holding `needle`: no regex runs over a huge blob."""
+    at = log.find(needle)
+    while at >= 0:
+        start = log.rfind("\n", 0, at) + 1
+        end = log.find("\n", at)
+        line = log[start:end if end >= 0 else len(log)]
+        m = pattern.search(line[:4096]) if len(line) <= 16384 else None
+        if m:
+            return m
+        at = log.find(needle, at + 1)
+    return None
+
+
+def _member_path(package: str, member: str) -> str:
+    return f"{package}!{member}"
+
+
+def _index(log, m, pkg, models, sources) -> Explanation:
+    tmp, ks = m.group(1), m.group(2)
+    e = Explanation("index-out-of-bounds", m.group(0))
+    cpu = _search_lines(_CPU_FROM, log, "Exception raised from ")
+    cuda = _search_lines(_CUDA_ASSERT, log, f"Assertion `{m.group(0)}` failed")
+    if cpu:
+        e.trace.append(Step(f"raised by kernel `{cpu.group(1)}` ({os.path.basename(cpu.group(2))}:{cpu.group(3)})"))
+    elif cuda:
+        e.trace.append(Step(f"Triton device assert, block [{cuda.group(3)}], thread [{cuda.group(4)}] "
+                            f"({os.path.basename(cuda.group(1))}:{cuda.group(2)})"))
+    e.cause = (f"an index computed inside the model is outside 0..{ks}-1: {ks} is a size that is 0 (or too small) "
+               "for this input, typically an empty jagged batch (the package was traced with sizes >= 2)")
+    e.fixes = list(EMPTY_FIXES)
+    if not models:
+        e.trace.append(Step("no package given (--package): the trace stops here"))
+        return e
+    wanted = f"index out of bounds: 0 <= {tmp} < {ks}"
+    found = []
+    for model in models.values():
+        for k in model.kernels.values():
+            if cpu and k.name != cpu.group(1):
+                continue
+            for text, line in k.asserts:
+                if text == wanted:
+                    found.append((model, k, line))
+    if not found:
+        e.trace.append(Step(f"no kernel of the package asserts `{wanted}`: is it the package that crashed?"))
+        return e
+    if len(found) > 1:
+        e.trace.append(Step(f"{len(found)} kernels assert `{wanted}`: each is traced"))
+    for model, k, line in found:
+        e.trace.append(Step(f"kernel `{k.name}` asserts `{wanted}`", _member_path(pkg.path, k.member), line))
+        if ks not in k.params:
+            continue
+        pos = k.params.index(ks)
+        e.trace.append(Step(f"`{ks}` is parameter {pos} of `{k.name}`", _member_path(pkg.path, k.member), k.line))
+        for call in (c for c in model.calls if c.kernel == k.name):
+            arg = call.args[pos] if pos < len(call.args) else "?"
+            e.trace.append(Step(f"the call passes `{arg}` as `{ks}`", _member_path(pkg.path, model.wrapper_member), call.line))
+            for sym in generated.symbols_in(arg):
+                if sym not in model.symbols:
+                    continue
+                name, dim = model.symbols[sym]
+                inp = model.input_named(name)
+                e.trace.append(Step(f"`int64_t {sym} = {name}_size[{dim}]`", _member_path(pkg.path, model.wrapper_member),
+                                    _wrapper_line(model, pkg, f"int64_t {sym} = ")))
+                if inp is not None:
+                    e.trace += _input_steps({model.name: model}, inp.index, dim, sources, pkg.path, detail=False)
+            ops = call.nodes or generated.ops_of_kernel(k.name)
+            label = "Source Nodes" if call.nodes else "ops named in the kernel"
+            e.trace.append(Step(f"{label}: {', '.join(ops)}"))
+            lines = _python_lines(model, k.name, ops, sources)
+            e.trace += lines
+            e.trace += _producers(model, call, ops, sources, {(s.path, s.line) for s in lines})
+    return e
+
+
+def _producers(model, call, own_nodes, sources, seen) -> list[Step]:
+    """The kernel's buffer inputs (`bufN`) and the ops that computed them, one level up."""
+    out = []
+    for arg in call.args:
+        for buf in re.findall(r"\bbuf\d+\b", arg):
+            nodes = model.producer(buf)
+            if not nodes or nodes == own_nodes:
+                continue  # written by this call: an output
+            out.append(Step(f"its input `{buf}` is computed by Source Nodes: {', '.join(nodes)}"))
+            for step in _python_lines(model, "", nodes, sources, quiet=True):
+                if (step.path, step.line) not in seen:
+                    seen.add((step.path, step.line))
+                    out.append(step)
+    return out
+
+
+def _wrapper_line(model, pkg, needle: str) -> int | None:
+    text = pkg.models[model.name].wrapper or ""
+    at = text.find(needle)
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
+
+
+def _input_steps(models, index: int, dim: int, sources, package, detail: bool = True) -> list[Step]:
+    out = []
+    for model in models.values():
+        inp = next((i for i in model.inputs if i.index == index), None)
+        if inp is None:
+            continue
+        d = inp.dims.get(dim, generated.Dim())
+        param = _forward_param(sources, index, package)
+        where = f" (`{param[0]}` of forward)" if param else ""
+        out.append(Step(f"input {index}, dimension {dim}{where}: `{inp.name}`", *(param[1:] if param else (None, None))))
+        out.append(Step(f"guards generated for it: {_guards(d)}"))
+    return out
+
+
+def _guards(d: generated.Dim) -> str:
+    if d.size is not None:
+        return f"static size {d.size}"
+    parts = []
+    if d.lower is not None:
+        parts.append(f"lower bound {d.lower}" + (" (rejects empty and size-1 inputs, only with "
+                                                  f"{RUNTIME_CHECK})" if d.lower >= 2 else ""))
+    else:
+        parts.append("no lower check")
+    parts.append(f"upper bound {d.upper}" if d.upper is not None else "no upper check")
+    return ", ".join(parts)
+
+
+def _empty_risks(model, package) -> list[Step]:
+    out = []
+    for inp in model.inputs:
+        for dim, d in sorted(inp.dims.items()):
+            if d.symbol and (d.lower is None or d.lower >= 2):
+                out.append(Step(f"input {inp.index}, dimension {dim} (`{inp.name}`) is dynamic: {_guards(d)}; "
+                                "an empty or size-1 value there is outside what was traced"))
+    return out
+
+
+# -- the user's source ------------------------------------------------------------------------------
+def _forwards(sources) -> list[tuple[str, ast.FunctionDef, str]]:
+    out = []
+    for path in sources:
+        try:
+            with open(path, "rb") as fh:
+                tree = ast.parse(fh.read(2_000_000))
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef) and item.name == "forward":
+                        out.append((node.name, item, os.path.abspath(path)))
+    return out
+
+
+def _pick_forward(sources, package):
+    found = _forwards(sources)
+    if len(found) > 1 and package:
+        stem = os.path.splitext(os.path.basename(package))[0]
+        named = [f for f in found if f[0] == stem]
+        found = named or found
+    return found[0] if len(found) == 1 else None
+
+
+def _forward_param(sources, index: int, package) -> tuple[str, str, int] | None:
+    picked = _pick_forward(sources, package)
+    if picked is None:
+        return None
+    _, fn, path = picked
+    params = [a for a in fn.args.posonlyargs + fn.args.args][1:]  # drop self
+    if index >= len(params):
+        return None
+    return params[index].arg, path, params[index].lineno
+
+
+# op name -> how it is spelled in Python source
+_SPELLING = {
+    "index": r"\w\[[^\]\d:-]",  # `values[idx]`: indexing with a tensor
+    "sub": r"\s-\s|\.sub\(|torch\.sub\(",
+    "add": r"\s\+\s|\.add\(|torch\.add\(",
+    "mul": r"\s\*\s|\.mul\(|torch\.mul\(",
+    "gt": r"\s>\s|\.gt\(", "ge": r"\s>=\s|\.ge\(", "lt": r"\s<\s|\.lt\(", "le": r"\s<=\s|\.le\(",
+    "select": r"\[-?\d+\]", "slice": r"\[-?\d*:-?\d*\]", "to": r"\.to\(", "to_copy": r"\.to\(",
+}
+
+
+def _python_lines(model, kernel: str, ops: list[str], sources, quiet: bool = False) -> list[Step]:
+    info = _from_kernel_information(model, kernel) if kernel else []
+    if info:
+        return info
+    picked = _pick_forward(sources, None) if len(_forwards(sources)) == 1 else None
+    if picked is None:
+        for f in _forwards(sources):
+            if f[0] == model.name:
+                picked = f
+    if picked is None and sources:
+        found = _forwards(sources)
+        picked = found[0] if found else None
+    if picked is None:
+        return [Step("give the model file with --source to see the Python lines of these ops")] if not sources and not quiet else []
+    _, fn, path = picked
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    strong = [o for o in ops if o not in ("sub", "add", "mul", "gt", "ge", "lt", "le", "to", "to_copy", "unsqueeze")]
+    out = []
+    for n in range(fn.body[0].lineno, (fn.end_lineno or fn.lineno) + 1):
+        text = lines[n - 1] if n - 1 < len(lines) else ""
+        code = text.split("#")[0]
+        hit = [o for o in strong if re.search(_SPELLING.get(o, rf"\b{re.escape(o)}\s*\("), code)]
+        if hit:
+            out.append(Step(f"{', '.join(hit)}: `{text.strip()}`", path, n))
+    return out
+
+
+def _from_kernel_information(model, kernel: str) -> list[Step]:
+    """Python frames of a kernel from kernel_information.json (`trace.provenance_tracking_level: 1`):
+    `{"<kernel>:<n>": {"stack_traces": ["File \"m.py\", line 10, in forward\n    code"], ...}}`."""
+    info = model.kernel_information
+    if not isinstance(info, dict):
+        return []
+    out = []
+    for key, entry in info.items():
+        if not isinstance(key, str) or key.rsplit(":", 1)[0] != kernel or not isinstance(entry, dict):
+            continue
+        for trace in entry.get("stack_traces") or []:
+            m = re.match(r'File "([^"]+)", line (\d+), in (\w+)\n\s*(.*)', trace) if isinstance(trace, str) else None
+            if m:
+                out.append(Step(f"`{m.group(4).strip()}` (in {m.group(3)}, from kernel_information.json)",
+                                m.group(1), int(m.group(2))))
+    return sorted(out, key=lambda s: s.line)
+
+
+# -- rendering ----------------------------------------------------------------------------------------
+def render_text(items: list[Explanation]) -> str:
+    if not items:
+        return "No known AOTInductor error in this log.\nCheck, in order:\n" + "\n".join(f"  - {c}" for c in CHECKLIST)
+    out = []
+    for e in items:
+        out.append(f"{e.kind}: {e.message}")
+        for s in e.trace:
+            loc = f"{s.path}:{s.line}: " if s.path and s.line else ""
+            out.append(f"  -> {loc}{s.text}")
+        if e.cause:
+            out.append(f"  cause: {e.cause}")
+        for f in e.fixes:
+            out.append(f"  fix: {f}")
+    return "\n".join(out)
+
+
+def render_json(items: list[Explanation]) -> str:
+    return json.dumps([asdict(e) for e in items], indent=2)

@@ -1,0 +1,207 @@
+"""Hover and completion: what the diagnostic does not already say.
+
+- On a finding: the fix's replacement code, the checklist of that site, the rule link (the
+  editor already shows the diagnostic's message beside the hover, so it is not repeated).
+- On an AOTI compile / load / call of the loaded model: the device / shape / empty-input
+  checklist filled in with what the analysis found for that site.
+- On a debug variable's name in a string: what it does and when torch reads it.
+- Completion of the variable names inside `os.environ[...]`, `os.environ.get(...)`, `os.getenv(...)`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lsprotocol import types
+
+from aoti_lsp.envvars import VARIABLES, hover_text, string_value
+from aoti_lsp.rules import rule_by_code
+
+RUNTIME_VARS = "`AOTI_RUNTIME_CHECK_INPUTS=1` (input checks), `CUDA_LAUNCH_BLOCKING=1` (CUDA: the failing kernel)"
+
+
+@dataclass
+class Site:
+    """What the analysis knows about one compile / load / call, for the checklist."""
+
+    kind: str  # compile | load | call
+    start: int
+    end: int
+    device: str | None  # compile device type
+    device_why: str | None
+    inputs: list[str] | None  # "input 0: float32[2, 8], dynamic dims 0"
+    any_dynamic: bool | None
+    old_api: bool = False
+
+
+def site_at(ctx, at: int) -> Site | None:
+    """The one adapter over devices.analysis (being refactored): the innermost AOTI site at `at`."""
+    from aoti_lsp import devices
+
+    a = devices.analysis(ctx)
+    found: list[Site] = []
+
+    def describe(inputs):
+        if inputs is None:
+            return None, None
+        out, dyn = [], False
+        for i, inp in enumerate(inputs):
+            meta = inp.meta
+            shape = "?" if meta is None or meta.shape is None else ", ".join(map(str, meta.shape))
+            dtype = (meta.dtype if meta is not None else None) or "?"
+            dims = "not known" if inp.dynamic is None else (", ".join(map(str, sorted(inp.dynamic))) or "none")
+            dyn = None if inp.dynamic is None or dyn is None else (dyn or bool(inp.dynamic))
+            out.append(f"input {i}: {dtype}[{shape}], dynamic dims: {dims}")
+        return out, dyn
+
+    for site in a.compiles():
+        if site.call.start_byte <= at <= site.call.end_byte:
+            dev = a.compile_device(site)
+            inputs, dyn = describe(a.inputs(site))
+            found.append(Site("compile", site.call.start_byte, site.call.end_byte, dev.spelled if dev else None,
+                              f"compiled for `{dev.spelled}` ({devices.why(dev)})" if dev else None, inputs, dyn,
+                              site.qualname.startswith("torch._export")))
+    for load in a.loads():
+        art = a.artifact(load)
+        dev = art.device if art is not None else None
+        inputs, dyn = describe(art.inputs if art is not None else None)
+        why = art.compiled_for() if art is not None and dev is not None else None
+        if load.call.start_byte <= at <= load.call.end_byte:
+            found.append(Site("load", load.call.start_byte, load.call.end_byte, dev.spelled if dev else None, why,
+                              inputs, dyn, load.old))
+        for call in a.runner_calls(load):
+            if call.start_byte <= at <= call.end_byte:
+                found.append(Site("call", call.start_byte, call.end_byte, dev.spelled if dev else None, why, inputs, dyn))
+    return min(found, key=lambda s: s.end - s.start) if found else None
+
+
+def checklist(site: Site) -> list[str]:
+    out = [f"**AOTI {site.kind} checklist**", ""]
+    if site.device:
+        out.append(f"- device: {site.device_why}")
+        if site.kind == "load":
+            out.append("  - load on that device type: " + (
+                f'`aot_load(path, "{site.device}")`' if site.old_api else
+                "`aoti_load_package` takes the type from the package; only `device_index` can change (never on cpu)"))
+        if site.kind in ("load", "call"):
+            out.append(f"  - every input on `{site.device}` at the call")
+    else:
+        out.append("- device: not known here (set by a run-time value or outside this file): inputs and loader "
+                   "must use the compile device; `aoti-lsp inspect PKG` shows a package's")
+    if site.inputs:
+        out.append("- shapes (compile-time example):")
+        out += [f"  - {line}" for line in site.inputs]
+        out.append("  - static dims, dtypes and contiguity must match at every call (unchecked: silently wrong output)")
+    else:
+        out.append("- shapes: example inputs not known here: static dims, dtypes and contiguity must match the compile")
+    if site.any_dynamic is not False:
+        out.append("- empty inputs: dynamic dims are traced as >= 2; a batch of 0 (or 1) rows is outside what was "
+                   "traced and can crash: guard at the caller (AOTI201)")
+    out.append(f"- when it crashes: run with {RUNTIME_VARS}; `aoti-lsp explain LOG --package PKG`")
+    return out
+
+
+def replacement(source, fix) -> str | None:
+    """The lines each edit of a fix touches, as they read after it (not raw edit fragments);
+    separate places are joined by `...`."""
+    from aoti_lsp.lsp.convert import plain_text
+    from aoti_lsp.positions import LineIndex
+
+    edits = sorted(fix.edits, key=lambda e: e.start)
+    if not edits:
+        return None
+    data, spans, shift = source.data, [], 0
+    for e in edits:
+        text = (plain_text(e.text) if fix.snippet else e.text).encode("utf-8")
+        spans.append((e.start + shift, e.start + shift + len(text)))
+        shift += len(text) - (e.end - e.start)
+    for e in reversed(edits):
+        text = plain_text(e.text) if fix.snippet else e.text
+        data = data[:e.start] + text.encode("utf-8") + data[e.end:]
+    lines = LineIndex(data)
+    ranges: list[list[int]] = []
+    for start, end in spans:
+        first, last = lines.line_of(start), lines.line_of(max(start, end - 1))
+        if ranges and first <= ranges[-1][1] + 1:
+            ranges[-1][1] = max(ranges[-1][1], last)
+        else:
+            ranges.append([first, last])
+    parts = []
+    for first, last in ranges:
+        end = lines.starts[last + 1] if last + 1 < len(lines.starts) else len(data)
+        parts.append(data[lines.starts[first]:end].decode("utf-8", "replace").rstrip("\n"))
+    text = "\n...\n".join(p for p in parts if p.strip())
+    return text if text.strip() and len(text) < 4000 else None
+
+
+def _markup(ls, lines: list[str]) -> types.MarkupContent:
+    kind = types.MarkupKind.Markdown if ls.caps.hover_markdown else types.MarkupKind.PlainText
+    return types.MarkupContent(kind, "\n".join(lines))
+
+
+def hover(ls, doc, position: types.Position) -> types.Hover | None:
+    from aoti_lsp.engine import Context
+    from aoti_lsp.lsp.convert import lsp_range
+
+    at = doc.lines.offset(position.line, position.character, ls.encoding)
+    source = doc.source()
+    rng = lambda s, e: lsp_range(doc.lines, s, e, ls.encoding)  # noqa: E731
+    lines: list[str] = []
+    span = None
+    node = source.tree.root_node.descendant_for_byte_range(at, at)
+    while node is not None and node.type not in ("string", "module"):
+        node = node.parent if node.type in ("string_content", "string_start", "string_end") else None
+    if node is not None and node.type == "string" and string_value(node) in VARIABLES:
+        lines.append(hover_text(VARIABLES[string_value(node)]))
+        span = (node.start_byte, node.end_byte)
+    site = None
+    try:
+        site = site_at(Context(source, ls.config_for(doc.path), ls.project), at)
+    except Exception:  # the analysis is best effort here: a hover never fails because of it
+        site = None
+    finding = next((f for f in ls.result(doc).findings if f.start <= at <= f.end), None)
+    if finding is not None:
+        f, rule = finding, rule_by_code(finding.code)
+        lines += ["" if lines else None, f"**aoti-lsp {f.code}**" + (f" ({rule.name})" if rule else "")]
+        replaced = replacement(source, f.fix) if f.fix is not None else None
+        if replaced:
+            lines += ["", f"{f.fix.title} ({f.fix.applicability.value}):", "```python", replaced, "```"]
+        if site is not None:
+            lines += ["", *checklist(site)]
+        if rule is not None:
+            lines += ["", f"[{f.code} documentation]({rule.url})"]
+        span = span or (f.start, f.end)
+    elif site is not None and not lines:
+        lines += checklist(site)
+        span = (site.start, site.end)
+    lines = [line for line in lines if line is not None]
+    return types.Hover(_markup(ls, lines), rng(*span)) if lines else None
+
+
+# `os.environ["`, `os.environ.get('`, `os.getenv("`, `environ.setdefault(`, with a partial name
+_ENV_PREFIX = re.compile(r"""(?:\benviron\s*(?:\[|\.(?:get|setdefault|pop)\s*\()|\bos\.(?:getenv|putenv|unsetenv)\s*\()\s*(["']?)([A-Za-z0-9_]*)$""")
+
+
+def completion(ls, doc, position: types.Position) -> types.CompletionList | None:
+    at = doc.lines.offset(position.line, position.character, ls.encoding) - doc.lines.starts[position.line]
+    prefix = doc.lines.line_bytes(position.line)[:at].decode("utf-8", "replace")
+    m = _ENV_PREFIX.search(prefix)
+    if m is None:
+        return None
+    quote, typed = m.group(1), m.group(2)
+    item_caps = getattr(getattr(getattr(ls.client_capabilities, "text_document", None), "completion", None),
+                        "completion_item", None)
+    markdown = types.MarkupKind.Markdown in (getattr(item_caps, "documentation_format", None) or [])
+    start = types.Position(position.line, position.character - len(typed))  # ASCII: same in every encoding
+    items = []
+    for name, var in sorted(VARIABLES.items()):
+        if not name.startswith(typed.upper()):
+            continue
+        text = name if quote else f'"{name}"'
+        items.append(types.CompletionItem(
+            label=name, kind=types.CompletionItemKind.Constant, detail=f"read {var.read}",
+            documentation=types.MarkupContent(types.MarkupKind.Markdown, hover_text(var)) if markdown
+            else hover_text(var).replace("**", "").replace("`", ""),
+            text_edit=types.TextEdit(types.Range(start, position), text)))
+    return types.CompletionList(is_incomplete=False, items=items)
