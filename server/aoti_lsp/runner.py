@@ -17,7 +17,8 @@ import queue
 from aoti_lsp import cache as cachemod
 from aoti_lsp import files
 from aoti_lsp.engine import analyze
-from aoti_lsp.fixer import fix_source
+from aoti_lsp.fixer import applicable
+from aoti_lsp.project_fix import compiles, fix_project
 from aoti_lsp.project import Project, summarize, summarizers
 from aoti_lsp.rules import all_rules
 from aoti_lsp.source import Source, SourceError, decode_check
@@ -81,23 +82,14 @@ def _check(sources, cfg, mode, project):
     """Pass 2: (path, old bytes, new bytes or None, findings, errors) per source, and the
     `.pt2` packages each check read (a cached result depends on them)."""
     rules = [r for r in all_rules() if cfg.enabled(r.code)]
-    kind, unsafe = mode
     out = []
     for source in sources:
         path, data = source.path, source.data
         if not wanted(source, rules, cfg, project):
             continue
         with cachemod.recording() as deps:
-            if kind == "check":
-                result = analyze(source, cfg, project=project)
-                row = (path, data, None, result.findings, result.errors)
-            elif source.tree.root_node.has_error:
-                result = analyze(source, cfg, project=project)
-                row = (path, data, None, result.findings, [*result.errors, f"{path}: has syntax errors: fixes not applied"])
-            else:
-                fixed = fix_source(source, cfg, unsafe=unsafe, project=project)
-                row = (path, data, fixed.data, fixed.remaining, fixed.errors)
-        out.append((row, frozenset(deps)))
+            result = analyze(source, cfg, project=project)
+        out.append(((path, data, None, result.findings, result.errors), frozenset(deps)))
     return out
 
 
@@ -120,7 +112,34 @@ def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str
         root: str | None = None, cache: "cachemod.Cache | None" = None):
     """Results per file to check (`paths`): (path, old bytes or None, new bytes or None, findings,
     messages). `scan`: every file of the project, summarised first (default: `paths`); `root`:
-    the project root; `cache`: summaries (and, for a plain check, results) kept between runs."""
+    the project root; `cache`: summaries (and, for a plain check, results) kept between runs.
+    --fix / --diff: the files are checked as usual, then their fixes are applied for the whole
+    project at once in this process (a migration edits every file that names its artifact)."""
+    kind, unsafe = mode
+    if kind == "check":
+        return _run(paths, cfg, mode, jobs, scan, root, cache)[0]
+    results, project = _run(paths, cfg, ("check", unsafe), jobs, scan, root, cache)
+    return _fix(results, cfg, unsafe, project)
+
+
+def _fix(results, cfg, unsafe: bool, project):
+    out, sources = [], []
+    for row in results:
+        path, old, _, findings, errs = row
+        if old is None or not any(applicable(f.fix, unsafe) for f in findings):
+            out.append(row)
+        elif not compiles(old, path):  # Python rejects it: never rewritten
+            out.append((path, old, None, findings, [*errs, f"{path}: has syntax errors: fixes not applied"]))
+        else:
+            sources.append(Source(old, path))
+    if sources:
+        fixed = fix_project(sources, cfg, unsafe, project)
+        out += [(f.path, f.old, f.new, f.remaining, f.errors) for f in fixed.values()]
+    return out
+
+
+def _run(paths, cfg, mode, jobs, scan, root, cache):
+    """(results, project) of a check."""
     index = _Index(paths, scan, cfg, mode, cache)
     project = Project(root=root)
     for path, summary in index.known.items():
@@ -131,7 +150,7 @@ def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str
         index.scanned(rows, project)
         todo = index.to_check(project)
         sources = [kept.get(p) or Source(read(p)[0], p) for p in todo]
-        return index.finish(rows, _check(sources, cfg, mode, project) if sources else [], todo, project)
+        return index.finish(rows, _check(sources, cfg, mode, project) if sources else [], todo, project), project
 
     import multiprocessing as mp  # here: a warm run from the cache starts no process and needs none
 
@@ -169,7 +188,7 @@ def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str
         checked = []
         for _, _, payload in _collect(outbox, workers, until="results"):
             checked.extend(payload)
-        return index.finish(rows, checked, todo, project)
+        return index.finish(rows, checked, todo, project), project
     finally:
         for proc, _ in workers:
             proc.join(timeout=5)
