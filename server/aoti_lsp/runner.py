@@ -74,7 +74,8 @@ def _check(sources, cfg, mode, project):
             continue
         if kind == "check":
             result = analyze(source, cfg, project=project)
-            out.append((path, data, None, result.findings, result.errors))
+            broken = [f"{path}: has syntax errors: analysed as far as it parses"] if source.tree.root_node.has_error else []
+            out.append((path, data, None, result.findings, [*result.errors, *broken]))
         elif source.tree.root_node.has_error:
             result = analyze(source, cfg, project=project)
             out.append((path, data, None, result.findings, [*result.errors, f"{path}: has syntax errors: fixes not applied"]))
