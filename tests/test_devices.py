@@ -18,7 +18,7 @@ from aoti_lsp.rules import rule_by_code
 from aoti_lsp.source import Source
 
 REPO = Path(__file__).resolve().parents[1]
-CUDA_PACKAGE = REPO / ".." / "shared" / "fixtures" / "cuda" / "LastItemGather.pt2"
+from goldens import REAL_CUDA_PACKAGE as CUDA_PACKAGE  # noqa: E402  (AOTI_SHARED_DIR moves ../shared)
 
 SEED = ('import torch\nmodel = MyModel().cuda(); inp = torch.randn(2, 10, device="cuda"); '
         'so = torch._export.aot_compile(model, (inp,)); loaded = torch._export.aot_load(so, "cpu"); '

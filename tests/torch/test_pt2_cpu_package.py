@@ -96,3 +96,15 @@ def test_static_dim_and_dtype_mismatch_are_silent(torch, package, tmp_path):
     shape, dtype = findings(text, str(tmp_path / "serve.py"), "AOTI103")
     assert "dim 0 is not dynamic" in shape.message and "AOTI_RUNTIME_CHECK_INPUTS=1" in shape.message
     assert "is float64, the compile-time example float32" in dtype.message
+
+
+def test_loaded_packages_unpack_into_the_session_temp_folder(torch, package):
+    """torch unpacks each loaded package into `$TMPDIR/aotinductor_*`, removed when the runner
+    is freed, never when the process crashes (the segfault tests): tests/conftest.py gives the
+    session a private TMPDIR, removed at the end."""
+    private = os.environ.get("AOTI_TESTS_TMPDIR")
+    assert private and os.environ["TMPDIR"] == private
+    before = {p.name for p in Path(private).glob("aotinductor_*")}
+    runner = torch._inductor.aoti_load_package(str(package))
+    assert {p.name for p in Path(private).glob("aotinductor_*")} - before
+    del runner
