@@ -208,3 +208,19 @@ def test_diff_says_when_only_unsafe_fixes_exist(proj, capsys):
     assert "No fixes available (1 hidden fix can be enabled with --unsafe-fixes)" in err
     code, out, err = run(capsys, "--check", "--diff", "--unsafe-fixes", "bad.py")
     assert code == 1 and "+++ b/bad.py" in out and "No fixes available" not in err
+
+
+def test_rule_pages_say_which_torch_they_were_measured_on():
+    import re
+    from pathlib import Path
+
+    from aoti_lsp import docs
+    from aoti_lsp.rules import all_rules
+
+    root = Path(__file__).resolve().parents[1]
+    assert f'"torch=={docs.TORCH}"' in (root / "pyproject.toml").read_text()
+    assert re.search(rf"^TORCH_NEXT \?= {re.escape(docs.TORCH_NEXT)}$", (root / "Makefile").read_text(), re.M)
+    for rule in all_rules():
+        page = (root / "docs" / "rules" / f"{rule.code}.md").read_text("utf-8")
+        want = f"torch {docs.TORCH} and {docs.TORCH_NEXT}" if rule.deprecated else f"torch {docs.TORCH} (CPU"
+        assert f"Measured on: {want}" in page, rule.code
