@@ -224,3 +224,27 @@ def test_rule_pages_say_which_torch_they_were_measured_on():
         page = (root / "docs" / "rules" / f"{rule.code}.md").read_text("utf-8")
         want = f"torch {docs.TORCH} and {docs.TORCH_NEXT}" if rule.deprecated else f"torch {docs.TORCH} (CPU"
         assert f"Measured on: {want}" in page, rule.code
+
+
+def test_messages_are_short():
+    """The first line an editor shows (Problems panel, hover): ~100 characters, ruff-like; the
+    evidence is related information, the why is the rule page. Every golden finding."""
+    from goldens import FIXTURES
+
+    lines = [line.split(" ", 2)[2] for f in FIXTURES.rglob("*.expected") for line in f.read_text("utf-8").splitlines()]
+    assert len(lines) > 100
+    too_long = [m for m in lines if len(m) > 112]
+    assert not too_long, too_long
+
+
+def test_aoti102_message_agrees_with_its_fix():
+    from aoti_lsp.engine import analyze
+    from aoti_lsp.source import Source
+
+    text = ('import torch\nep = torch.export.export(M(), (torch.randn(4, 16, device="cuda"),))\n'
+            'runner = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))\n'
+            'runner(torch.zeros(4, 16))\nx = torch.ones(4, 16)\nrunner(x)\n')
+    created, moved = [f for f in analyze(Source.from_text(text, "app.py"), Config()).findings if f.code == "AOTI102"]
+    assert created.fix.title == 'Create it with device="cuda"' and moved.fix.title == 'Move it to "cuda"'
+    for f in (created, moved):  # the remedy is the fix's title alone: the message never names another one
+        assert f.message == "CPU input to a model compiled for `cuda` (line 3)"

@@ -64,12 +64,9 @@ Unsafe (it changes where the model runs): offered as a quick fix, applied by the
                 loaded = a.device_value(load.device_node, at)
                 if loaded is None or loaded.type == compiled.type:
                     continue
-                if compiled.type == "cuda" and loaded.type == "cpu":
-                    effect = "a CUDA-compiled model loaded on CPU segfaults or fails while loading its constants"
-                else:
-                    effect = "the loader must be given the device type the model was compiled for (only the index may differ)"
-                message = (f"loaded on `{loaded.spelled}`, but {art.compiled_for()}: {effect}. "
-                           f"Load it on \"{compiled.spelled}\"")
+                effect = "it segfaults or fails to load" if compiled.type == "cuda" and loaded.type == "cpu" else "it fails to load"
+                said = art.compiled_for()
+                message = f"{said[0].upper()}{said[1:]} loaded on `{loaded.spelled}`: {effect}"
                 node = load.device_node
                 fix = Fix(f'Load on "{compiled.spelled}"', (Edit(node.start_byte, node.end_byte, f'"{compiled.spelled}"'),),
                           Applicability.UNSAFE)
@@ -83,9 +80,7 @@ Unsafe (it changes where the model runs): offered as a quick fix, applied by the
                 if index is None or index < 0:
                     continue
                 arg = load.index_arg
-                message = (f"`device_index={index}`, but {art.compiled_for()}: a cpu package given any "
-                           f"`device_index` fails to load with `RuntimeError: Incorrect device passed to "
-                           f"aoti_runner_cpu`. The device type comes from the package: drop `device_index`")
+                message = f"`device_index={index}` on {art.compiled_for()}: it fails to load"
                 start, end = delete_argument(ctx.source.data, arg)
                 fix = Fix("Drop device_index", (Edit(start, end, ""),), Applicability.UNSAFE)
                 rel = artifact_related(art)
