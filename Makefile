@@ -31,7 +31,7 @@ setup: $(VENV)/.installed
 # torch $(TORCH_NEXT) in a venv of its own; every other package (pytest, aoti-lsp itself) comes
 # from $(VENV), added after torch's site-packages by a .pth file. pip reads the wheels from the
 # local disk: ~3 min and ~5.4 GB (2.14.1 is a CUDA build: its nvidia-* libraries load with it).
-$(VENV_NEXT)/.installed: $(VENV)/.installed
+$(VENV_NEXT)/.installed: | $(VENV)/.installed
 	python3 -m venv $(VENV_NEXT)
 	$(VENV_NEXT)/bin/python -m pip install -q torch==$(TORCH_NEXT)
 	main=$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"); \
