@@ -248,3 +248,21 @@ def test_aoti102_message_agrees_with_its_fix():
     assert created.fix.title == 'Create it with device="cuda"' and moved.fix.title == 'Move it to "cuda"'
     for f in (created, moved):  # the remedy is the fix's title alone: the message never names another one
         assert f.message == "CPU input to a model compiled for `cuda` (line 3)"
+
+
+def test_no_self_in_a_placeholder_outside_a_method():
+    """examples/jagged_serving.py: the package is called from a module-level `serve()`, where no
+    `self` exists; the empty-value placeholders name what to supply instead."""
+    from pathlib import Path
+
+    from aoti_lsp.engine import analyze
+    from aoti_lsp.source import Source
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "jagged_serving.py"
+    found = analyze(Source(path.read_bytes(), str(path)), Config()).findings
+    snippets = [f.fix for f in found if f.fix is not None and f.fix.snippet]
+    assert len(snippets) == 2
+    for fix in snippets:
+        text = "".join(e.text for e in fix.edits)
+        assert "${1:" in text and "self" not in text, text
+    assert "proj_out_features" in "".join(e.text for e in snippets[0].edits)
