@@ -202,6 +202,13 @@ def test_summary_counts_match_what_is_shown(proj, capsys):
     assert out.count("[*]") == shown["safe"]
 
 
+def test_fix_markers_match_the_count_with_unsafe_fixes(proj, capsys):
+    (proj / "seed.py").write_text(SEED)
+    _, out, err = run(capsys, "--check", "--unsafe-fixes", "seed.py", "bad.py")
+    marked = out.count("[*]")
+    assert marked == 5 and f"[*] {marked} fixable with --fix --unsafe-fixes." in err
+
+
 def test_diff_says_when_only_unsafe_fixes_exist(proj, capsys):
     code, out, err = run(capsys, "--check", "--diff", "bad.py")
     assert code == 0 and out == ""

@@ -156,7 +156,7 @@ def check(args) -> int:
             print(f"aoti-lsp: warning: {_rel(path)}:{row}: unknown code {code!r} in a noqa comment (known: "
                   f"{', '.join(configmod.known_codes())})", file=sys.stderr)
     if not args.diff:
-        out = reporters.render(args.output_format, items, notes=notes,
+        out = reporters.render(args.output_format, items, notes=notes, unsafe=args.unsafe_fixes,
                                color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         if out:
             print(out)

@@ -103,7 +103,7 @@ def to_json(items, notes=()) -> list[dict]:
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 
 
-def text(items, color: bool = False) -> str:
+def text(items, color: bool = False, unsafe: bool = False) -> str:
     def paint(code, s):
         return f"\x1b[{code}m{s}\x1b[0m" if color else s
 
@@ -113,7 +113,7 @@ def text(items, color: bool = False) -> str:
         end = _loc(source, finding.end)
         sev = severity_of(finding)
         red = lambda s: paint(_COLORS[sev], s)  # noqa: E731
-        marker = " [*]" if applicable(finding.fix, unsafe=False) else ""
+        marker = " [*]" if applicable(finding.fix, unsafe) else ""  # what this --fix would apply
         out.append(f"{paint('1', _rel(finding.path))}:{loc['row']}:{loc['column']}: {red(finding.code)}{marker} "
                    f"{red(sev.value)}: {finding.message}")
         line = source.lines.line_bytes(loc["row"] - 1).decode("utf-8", "replace").rstrip("\r")
@@ -222,11 +222,11 @@ def sarif(items, notes=()) -> dict:
     }
 
 
-def render(fmt: str, items, color: bool = False, notes=()) -> str:
+def render(fmt: str, items, color: bool = False, notes=(), unsafe: bool = False) -> str:
     if fmt == "json":
         return json.dumps(to_json(items, notes), indent=2, ensure_ascii=False)
     if fmt == "sarif":
         return json.dumps(sarif(items, notes), indent=2, ensure_ascii=False)
     if fmt == "github":
         return github(items, notes)
-    return text(items, color)
+    return text(items, color, unsafe)
