@@ -105,7 +105,7 @@ def test_jobs_must_be_positive(proj, capsys, jobs):
 
 
 def test_syntax_errors_are_said(proj, capsys):
-    (proj / "broken.py").write_text(DEPRECATED + "def oops(:\n")
+    (proj / "broken.py").write_text(DEPRECATED + "def oops(:\n    pass\n\n\ndef later(:\n    pass\n")
     code, out, err = run(capsys, "--check", "broken.py")
     assert code == 1 and "broken.py: has syntax errors: analysed as far as it parses" in err
     code, out, _ = run(capsys, "--check", "--output-format", "json", "broken.py")

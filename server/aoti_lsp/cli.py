@@ -187,7 +187,8 @@ def _fix_kind(fix, unsafe: bool) -> str:
 
 def _syntax_note(path: str, data: bytes, message: str) -> reporters.Note:
     source = Source(data, path)
-    bad = next((n for n in descendants(source.tree.root_node) if n.is_error or n.is_missing), None)
+    bad = min((n for n in descendants(source.tree.root_node) if n.is_error or n.is_missing),
+              key=lambda n: n.start_byte, default=None)  # the first in the file
     row = col = None
     if bad is not None:
         line, c = source.lines.position(bad.start_byte, UTF32)
