@@ -1,5 +1,6 @@
-# make demo   - set up, then run aoti-lsp on the bundled examples
-# make test   - set up (Python env + real editors), then run every test
+# make demo   - install the tool alone (no torch), then run aoti-lsp on the bundled examples
+# make test   - set up (Python env + test extras + real editors), then run every test, and the
+#               deprecation/migration torch tests again under the newest torch (test-torch-next)
 # make bench  - speed goals: a generated 20k-line file, torch's sources vs ruff (and warm), the server
 SHELL := /bin/bash
 VENV ?= .venv
@@ -7,17 +8,41 @@ PY := $(VENV)/bin/python
 AOTI := $(VENV)/bin/aoti-lsp
 export TORCHINDUCTOR_CACHE_DIR := $(CURDIR)/.cache/inductor
 
-.PHONY: setup demo test test-fast test-editors setup-editors bench docs clean
+# the newest torch installable here: the deprecation and migration tests run against it too
+TORCH_NEXT ?= 2.14.1
+VENV_NEXT := .venv-torch$(TORCH_NEXT)
 
-$(VENV)/.installed: pyproject.toml
+.PHONY: setup demo test test-fast test-editors setup-editors test-torch-next bench docs clean
+
+# the tool alone (what `make demo` needs: no torch, ~51 MB)
+$(VENV)/.tool: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+# plus the test extras (torch 2.13 CPU, pytest, pre-commit)
+$(VENV)/.installed: $(VENV)/.tool
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
 setup: $(VENV)/.installed
 
-demo: setup
+# torch $(TORCH_NEXT) in a venv of its own; every other package (pytest, aoti-lsp itself) comes
+# from $(VENV), added after torch's site-packages by a .pth file. pip reads the wheels from the
+# local disk: ~3 min and ~5.4 GB (2.14.1 is a CUDA build: its nvidia-* libraries load with it).
+$(VENV_NEXT)/.installed: | $(VENV)/.installed
+	python3 -m venv $(VENV_NEXT)
+	$(VENV_NEXT)/bin/python -m pip install -q torch==$(TORCH_NEXT)
+	main=$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"); \
+	next=$$($(VENV_NEXT)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"); \
+	echo "import site; site.addsitedir('$$main')" > "$$next/zz-aoti-lsp-main-venv.pth"
+	touch $@
+
+test-torch-next: $(VENV_NEXT)/.installed
+	AOTI_EXPECT_TORCH=$(TORCH_NEXT) $(VENV_NEXT)/bin/python -m pytest -q -p no:cacheprovider tests/torch/test_deprecation.py tests/torch/test_migration.py
+
+demo: $(VENV)/.tool
 	@echo "== aoti-lsp --check examples/   (exit 1: the examples are meant to have findings)"
 	@$(AOTI) --check examples; test $$? -eq 1
 	@echo; echo "== the migration it would apply (aoti-lsp --check --diff --unsafe-fixes examples/deprecated_api.py)"
@@ -31,6 +56,7 @@ setup-editors: setup
 # everything: engine, CLI, LSP (pytest-lsp), pre-commit, real torch, real editors
 test: setup setup-editors
 	CI=$${CI:-} $(PY) -m pytest -q
+	$(MAKE) --no-print-directory test-torch-next
 
 # no torch compiles, no editors: the inner loop
 test-fast: setup
@@ -44,4 +70,4 @@ docs: setup
 	$(PY) scripts/gen_docs.py
 
 clean:
-	rm -rf $(VENV) .cache .editors build *.egg-info
+	rm -rf $(VENV) .venv-torch* .cache .editors build *.egg-info

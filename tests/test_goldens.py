@@ -44,3 +44,27 @@ def test_every_rule_has_fixtures():
     for rule in all_rules():
         folder = FIXTURES / rule.code
         assert folder.is_dir() and any(folder.glob("*.py")), f"{rule.code} has no fixtures in {folder}"
+
+
+def test_stand_in_package_is_what_goldens_py_builds():
+    from goldens import STAND_IN, stand_in_package
+
+    assert STAND_IN.read_bytes() == stand_in_package(), "rebuild it: STAND_IN.write_bytes(stand_in_package())"
+
+
+def test_stand_in_says_what_the_real_package_says(tmp_path):
+    """The same fixture against the real CUDA package (in ../shared, when it is there): the same
+    findings as against the stand-in."""
+    from goldens import REAL_CUDA_PACKAGE, STAND_IN
+
+    if not REAL_CUDA_PACKAGE.is_file():
+        pytest.skip(f"the real CUDA package is not here ({REAL_CUDA_PACKAGE}): it lives in ../shared beside the repository")
+    fixture = (FIXTURES / "AOTI102" / "disk_package.py").read_text("utf-8")
+    results = []
+    for package in (STAND_IN, REAL_CUDA_PACKAGE):
+        folder = tmp_path / package.parent.name
+        folder.mkdir()
+        (folder / "LastItemGather.pt2").symlink_to(package.resolve())
+        (folder / "app.py").write_text(fixture, "utf-8")
+        results.append([(f.code, f.start, f.message) for f in analyze(Source.from_text(fixture, str(folder / "app.py")), Config()).findings])
+    assert results[0] == results[1] and len(results[0]) == 3

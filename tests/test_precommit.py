@@ -73,3 +73,31 @@ def test_hook_fails_on_deprecated_call_then_passes_after_fix(hook_repo, tmp_path
     _git(user, "add", "-A")
     again = _run(["run", "aoti-lsp", "--all-files"], user, home)
     assert again.returncode == 0, again.stdout
+
+
+def _readme_block(tag: str) -> str:
+    text = (ROOT / "README.md").read_text("utf-8")
+    after = text.split(f"<!-- tested: {tag} -->", 1)[1]
+    return after.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+def test_readme_snippets_work_as_written(hook_repo, tmp_path):
+    """README's two pre-commit configurations, with only the remote URL pointed at a local
+    snapshot and `<commit sha>` replaced by its sha: the commit is blocked on findings."""
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True).stdout.strip()
+    remote = _readme_block("pre-commit-remote")
+    assert "rev: <commit sha>" in remote and "v0.1.0" not in remote
+    local = _readme_block("pre-commit-local")
+    venv_bin = str(Path(sys.executable).parent)  # where `pip install -e` put aoti-lsp
+    for name, config in (("remote", remote.replace("https://github.com/aoti-lsp/aoti-lsp", str(hook_repo))
+                          .replace("<commit sha>", rev)), ("local", local)):
+        user = tmp_path / name
+        user.mkdir()
+        _git(user, "init", "-q")
+        (user / "train.py").write_text(BAD)
+        (user / ".pre-commit-config.yaml").write_text(config)
+        _git(user, "add", "-A")
+        env_path = {"PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+        res = subprocess.run(PRE_COMMIT + ["run", "aoti-lsp", "--all-files"], cwd=user, capture_output=True, text=True,
+                             timeout=900, env={**os.environ, **env_path, "PRE_COMMIT_HOME": str(tmp_path / "pc-home")})
+        assert res.returncode == 1 and "AOTI001" in res.stdout, (name, res.stdout + res.stderr)

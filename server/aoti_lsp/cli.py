@@ -10,19 +10,32 @@ import argparse
 import difflib
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
 from aoti_lsp import reporters, runner
 from aoti_lsp.fixer import applicable
+from aoti_lsp.noqa import unknown_noqa
+from aoti_lsp.positions import UTF32
 from aoti_lsp.rules import all_rules, rule_by_code
-from aoti_lsp.source import Source
+from aoti_lsp.source import Source, descendants
 
 
 
 def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def _jobs(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"invalid value {value!r}: a number of processes, 1 or more")
+    return n
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="pyproject.toml to read instead of the nearest one")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
-    p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--jobs", "-j", type=_jobs, default=os.cpu_count() or 1, help="worker processes (1 or more)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache (.aoti_lsp_cache/ at the project root)")
     return p
 
@@ -106,6 +119,8 @@ def _rule(argv: list[str]) -> int:
 
 def check(args) -> int:
     paths = args.paths or ["."]
+    for flag in ("select", "extend_select", "ignore"):
+        configmod.check_codes(getattr(args, flag), f"'--{flag.replace('_', '-')}'")
 
     def config_for(start: str):
         cfg = configmod.parse(Path(args.config)) if args.config else configmod.load(start)
@@ -113,19 +128,27 @@ def check(args) -> int:
 
     mode = ("diff" if args.diff else "fix" if args.fix else "check", args.unsafe_fixes)
     try:  # per project (root found as ruff does): all its files summarised, only `paths` reported
-        results, errors = runner.run_projects(paths, config_for, mode, args.jobs, use_cache=not args.no_cache)
+        stats: dict = {}
+        results, errors = runner.run_projects(paths, config_for, mode, args.jobs, use_cache=not args.no_cache,
+                                              stats=stats)
     except RuntimeError as exc:
         print(f"aoti-lsp: error: internal error: {exc}", file=sys.stderr)
         return 2
     for e in errors:
         print(f"aoti-lsp: error: {e}", file=sys.stderr)
+    if not stats["files"] and not errors:  # nothing checked: no success line
+        print("aoti-lsp: warning: No Python files found under the given path(s)", file=sys.stderr)
+        return 0
 
-    items, hidden_unsafe, fixable, changed = [], 0, 0, 0
+    items, notes, changed = [], [], 0
+    counts = Counter()
     internal = bool(errors)
     for path, old, new, findings, errs in sorted(results, key=lambda r: r[0]):
         for e in errs:
             print(f"aoti-lsp: {'error' if 'internal error' in e else 'warning'}: {e}", file=sys.stderr)
             internal |= "internal error" in e
+            if "has syntax errors" in e and old is not None:
+                notes.append(_syntax_note(path, old, e))
         if old is None:
             continue
         if new is not None and new != old:
@@ -137,16 +160,20 @@ def check(args) -> int:
         source = Source(new if new is not None and not args.diff else old, path)
         for f in findings:
             items.append((f, source))
-            if applicable(f.fix, args.unsafe_fixes):
-                fixable += 1
-            elif applicable(f.fix, True):
-                hidden_unsafe += 1
+            counts[_fix_kind(f.fix, args.unsafe_fixes)] += 1
+        for code, row in unknown_noqa(source):
+            print(f"aoti-lsp: warning: {_rel(path)}:{row}: unknown code {code!r} in a noqa comment (known: "
+                  f"{', '.join(configmod.known_codes())})", file=sys.stderr)
     if not args.diff:
-        out = reporters.render(args.output_format, items, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        out = reporters.render(args.output_format, items, notes=notes, unsafe=args.unsafe_fixes,
+                               color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         if out:
             print(out)
+    if args.diff and not changed and counts["hidden"]:
+        print(f"No fixes available ({counts['hidden']} hidden fix{'es' if counts['hidden'] != 1 else ''} "
+              "can be enabled with --unsafe-fixes)", file=sys.stderr)
     if args.output_format == "text" and not args.quiet and not args.diff:
-        _summary(len(items), fixable, hidden_unsafe, changed, args)
+        _summary(len(items), counts, changed, args, failed=internal, fixed=stats.get("fixed", 0))
     if internal:
         return 2
     if args.exit_zero:
@@ -156,17 +183,54 @@ def check(args) -> int:
     return 1 if items else 0
 
 
-def _summary(count, fixable, hidden_unsafe, changed, args):
+def _fix_kind(fix, unsafe: bool) -> str:
+    """How a finding's fix is counted in the summary: exactly as the reporters label it."""
+    if fix is None:
+        return "none"
+    if applicable(fix, unsafe):
+        return "fixable"
+    if applicable(fix, True):
+        return "hidden"  # unsafe, and --unsafe-fixes not given
+    return "display"
+
+
+def _syntax_note(path: str, data: bytes, message: str) -> reporters.Note:
+    source = Source(data, path)
+    bad = min((n for n in descendants(source.tree.root_node) if n.is_error or n.is_missing),
+              key=lambda n: n.start_byte, default=None)  # the first in the file
+    row = col = None
+    if bad is not None:
+        line, c = source.lines.position(bad.start_byte, UTF32)
+        row, col = line + 1, c + 1
+    return reporters.Note(path, row, col, f"syntax error{f' at {row}:{col}' if row else ''}: "
+                          + message.split("has syntax errors: ", 1)[-1])
+
+
+def _rel(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def _summary(count, counts, changed, args, failed=False, fixed=0):
     if args.fix and changed:
         print(f"Fixed {changed} file{'s' if changed != 1 else ''}.", file=sys.stderr)
-    if count == 0:
-        print("All checks passed!", file=sys.stderr)
+    if count == 0 and not fixed:
+        if not failed:  # never a success line after an error
+            print("All checks passed!", file=sys.stderr)
         return
-    msg = f"Found {count} finding{'s' if count != 1 else ''}."
-    if fixable and not args.fix:
-        msg += f"\n[*] {fixable} fixable with --fix{' --unsafe-fixes' if args.unsafe_fixes else ''}."
-    if hidden_unsafe:
-        msg += f"\n{hidden_unsafe} more fixable with --fix --unsafe-fixes (unsafe: they change behaviour or the artifact; read the diff with --diff first)."
+    total = count + fixed
+    msg = f"Found {total} finding{'s' if total != 1 else ''}"
+    msg += f" ({fixed} fixed, {count} remaining)." if args.fix else "."
+    if args.fix and counts["none"]:
+        msg += f"\n{counts['none']} with no automatic fix (the message says why)."
+    if counts["fixable"] and not args.fix:
+        msg += f"\n[*] {counts['fixable']} fixable with --fix{' --unsafe-fixes' if args.unsafe_fixes else ''}."
+    if counts["hidden"]:
+        msg += (f"\n{counts['hidden']} more fixable with --fix --unsafe-fixes (unsafe: they change behaviour or "
+                "the artifact; read the diff with --diff first).")
+    if counts["display"]:
+        msg += (f"\n{counts['display']} display-only fix{'es' if counts['display'] != 1 else ''} shown: they need your "
+                "input (an editor quick fix with placeholders); --fix never applies them.")
     print(msg, file=sys.stderr)
 
 

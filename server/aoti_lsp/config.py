@@ -8,6 +8,7 @@ so an edited pyproject.toml is picked up (Fixit's LSP never noticed).
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import sys
@@ -135,28 +136,115 @@ def parse(path: Path) -> Config:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
     table = data.get("tool", {}).get("aoti-lsp", {})
-    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "options"}
-    unknown = set(table) - known
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) in [tool.aoti-lsp]: {', '.join(sorted(unknown))}")
-
-    def codes(key):
-        value = table.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{path}: [tool.aoti-lsp] {key} must be a list of strings")
-        return tuple(v.upper() for v in value)
-
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.aoti-lsp] must be a table")
+    validate(table, KEYS, "tool.aoti-lsp", path)
     pfi = table.get("per-file-ignores", {})
-    if not isinstance(pfi, dict):
-        raise ConfigError(f"{path}: [tool.aoti-lsp] per-file-ignores must be a table")
     exclude = table.get("exclude")
     cfg = Config(
-        select=codes("select") or ("ALL",),
-        ignore=codes("ignore"),
+        select=tuple(c.upper() for c in table.get("select", [])) or ("ALL",),
+        ignore=tuple(c.upper() for c in table.get("ignore", [])),
         per_file_ignores=tuple((k, tuple(c.upper() for c in v)) for k, v in pfi.items()),
         exclude=tuple(exclude) if exclude is not None else DEFAULT_EXCLUDE,
         options=table.get("options", {}),
         root=str(path.parent),
         source=str(path),
     )
-    return cfg.with_overrides(extend_select=codes("extend-select"), exclude=table.get("extend-exclude"))
+    return cfg.with_overrides(extend_select=table.get("extend-select"), exclude=table.get("extend-exclude"))
+
+
+# -- validation: one line per key ----------------------------------------------------------------
+def known_codes() -> list[str]:
+    from aoti_lsp.rules import all_rules  # rules import findings only; kept lazy for the import order
+
+    return [r.code for r in all_rules()]
+
+
+def check_codes(codes, where: str) -> None:
+    """A code is known when it is "ALL" or a prefix of some rule code: `--select NOPE` must
+    never turn every rule off quietly."""
+    known = known_codes()
+    for code in codes or ():
+        c = code.upper()
+        if c != "ALL" and not any(k.startswith(c) for k in known):
+            raise ConfigError(f"invalid value {code!r} for {where}: no rule code starts with it "
+                              f"(known: ALL, {', '.join(known)}, or a prefix such as AOTI1)")
+
+
+def _strings(value, key: str) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return f"{key} must be a list of strings, got {_shown(value)}"
+    return None
+
+
+def _codes(value, key: str) -> str | None:
+    error = _strings(value, key)
+    if error is None:
+        check_codes(value, key)
+    return error
+
+
+def _code_table(value, key: str) -> str | None:
+    if not isinstance(value, dict):
+        return f"{key} must be a table of path pattern = list of codes, got {_shown(value)}"
+    for pattern, codes in value.items():
+        error = _codes(codes, f"{key}.{_quoted(pattern)}")
+        if error:
+            return error
+    return None
+
+
+def _options(value, key: str) -> str | None:
+    if not isinstance(value, dict):
+        return f"{key} must be a table, got {_shown(value)}"
+    validate(value, OPTIONS, key, None)
+    return None
+
+
+def _nonempty_strings(value, key: str) -> str | None:
+    error = _strings(value, key)
+    return error or (f"{key} must not be empty (leave it out for the default list)" if not value else None)
+
+
+# key -> checker(value, key path) returning an error or None. A new key is one line here.
+KEYS = {
+    "select": _codes,
+    "ignore": _codes,
+    "extend-select": _codes,
+    "per-file-ignores": _code_table,
+    "exclude": _strings,
+    "extend-exclude": _strings,
+    "options": _options,
+}
+OPTIONS = {
+    "jagged-names": _nonempty_strings,  # AOTI201/202: shell-style patterns of jagged parameter names
+}
+
+
+def validate(table: dict, schema: dict, prefix: str, path: Path | None) -> None:
+    where = f"{path}: " if path is not None else ""
+    unknown = sorted(set(table) - set(schema))
+    if unknown:
+        raise ConfigError(f"{where}unknown key(s) in [{prefix}]: {', '.join(unknown)} "
+                          f"(known: {', '.join(schema)})")
+    for key, check in schema.items():
+        if key in table:
+            try:
+                error = check(table[key], f"{prefix}.{key}")
+            except ConfigError as exc:
+                raise ConfigError(f"{where}{exc}") from None
+            if error:
+                raise ConfigError(f"{where}{error}")
+
+
+def _shown(value) -> str:
+    kind = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", dict: "a table",
+            list: "a list"}.get(type(value), type(value).__name__)
+    text = repr(value) if not isinstance(value, (dict, list)) else ""
+    if isinstance(value, list):
+        text = repr(value) if len(repr(value)) < 60 else ""
+    return f"{kind} {text}".strip()
+
+
+def _quoted(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)

@@ -98,18 +98,17 @@ class Artifact:
     """What a load call loads, as far as it is known."""
 
     device: Device | None
-    where: str  # "at line 4", "in make_package.py (line 7)", "" (on disk)
+    where: str  # "line 4", "make_package.py:7", "" (on disk)
     site: Evidence | None  # the compile call (or the package file)
     inputs: tuple[Input, ...] | None = None
     origin: str = "compile"  # compile | project | disk
-    subject: str = "the model"  # or "the package `m.pt2` on disk"
+    subject: str = "a model"  # or "the package `m.pt2`"
     reason: str | None = None  # why the device is what it is, when not the first evidence
 
     def compiled_for(self) -> str:
-        """`the model was compiled for `cuda` at line 3 (`device="cuda"`)`"""
-        dev = self.device
-        where = f" {self.where}" if self.where else ""
-        return f"{self.subject} was compiled for `{dev.type}`{where} ({self.reason or why(dev)})"
+        """`a model compiled for `cuda` (line 3)`: short; the evidence is related information."""
+        where = f" ({self.where})" if self.where else ""
+        return f"{self.subject} compiled for `{self.device.type}`{where}"
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -673,7 +672,7 @@ class Analysis:
         return out
 
     def compile_where(self, site: CompileSite) -> str:
-        return f"at line {self.src.lines.line_of(site.call.start_byte) + 1}"
+        return f"line {self.src.lines.line_of(site.call.start_byte) + 1}"
 
     def site_evidence(self, site: CompileSite) -> Evidence:
         func = site.call.child_by_field_name("function")
@@ -764,7 +763,7 @@ class Analysis:
             return None
         name = posixpath.basename(key)
         ev = Evidence(0, 0, f"`{entry}` of the package says AOTI_DEVICE_KEY \"{kind}\"", path)
-        return Artifact(Device(parsed[0], None, (ev,)), "", ev, None, "disk", subject=f"the package `{name}` on disk",
+        return Artifact(Device(parsed[0], None, (ev,)), "", ev, None, "disk", subject=f"the package `{name}`",
                         reason=f'its metadata says AOTI_DEVICE_KEY "{kind}"')
 
     def _model_name(self, load: LoadSite) -> str:
@@ -825,7 +824,7 @@ def artifact_from_summary(path: str, entry: dict) -> Artifact:
                   None if dyn is None else frozenset(dyn))
             for meta, dyn in entry["inputs"])
     name = os.path.basename(path)
-    return Artifact(device, f"in {name} (line {entry.get('line', '?')})", Evidence(s, e, w, path), inputs, "project")
+    return Artifact(device, f"{name}:{entry.get('line', '?')}", Evidence(s, e, w, path), inputs, "project")
 
 
 def _compile_index(project) -> dict[str, list[tuple[str, dict]]]:

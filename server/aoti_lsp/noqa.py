@@ -9,7 +9,10 @@ NOQA = re.compile(
     rb"""
     \#\s*noqa                              # the marker, any case
     (?::\s*(?P<codes>                      # optional ': CODE[, CODE...]'
-        [A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*
+        [A-Z][A-Z0-9]*                     # the first code, digits or not: `noqa: NOPE` is a
+                                           # typo to warn about, never a blanket noqa
+        (?:\s*,\s*[A-Z][A-Z0-9]*            # more codes after commas
+          |\s+[A-Z]+[0-9]+\b)*              # or spaces (then digits: `noqa: AOTI001 why` is a reason)
     ))?
     """,
     re.IGNORECASE | re.VERBOSE,
@@ -25,6 +28,34 @@ def noqa_codes(line: bytes) -> set[str] | None:
     if codes is None:
         return set()
     return {c.decode().upper() for c in re.split(rb"[\s,]+", codes) if c}
+
+
+def unknown_noqa(source) -> list[tuple[str, int]]:
+    """(code, 1-based row) of each code in a noqa comment that names no rule and is ours or no
+    linter's code: `AOTI1O2`, `NOPE`. Other linters' codes (`E501`) share these comments."""
+    from aoti_lsp.rules import all_rules  # rules import findings, not this module; kept lazy anyway
+
+    if b"noqa" not in source.data.lower():
+        return []
+    known = {r.code for r in all_rules()}
+    out = []
+    for row, raw in enumerate(source.data.split(b"\n")):
+        if b"noqa" not in raw.lower():
+            continue
+        m = NOQA.search(raw)
+        if m is None or m.group("codes") is None:
+            continue
+        bad = [c for c in (noqa_codes(raw) or ()) if c not in known and (c.startswith("AOTI") or not _LINTER_CODE.fullmatch(c))]
+        if not bad:
+            continue
+        at = source.lines.starts[row] + m.start()
+        node = source.tree.root_node.descendant_for_byte_range(at, at + 1)
+        if node is not None and node.type == "comment":  # not text inside a string
+            out += [(c, row + 1) for c in sorted(bad)]
+    return out
+
+
+_LINTER_CODE = re.compile(r"[A-Z]+[0-9]+")
 
 
 def is_suppressed(line: bytes, code: str) -> bool:

@@ -1,15 +1,30 @@
 """CLI output formats: text (ruff-like), json, sarif (2.1.0), github. Rows and columns
-are 1-based; columns count code points, as ruff's do."""
+are 1-based; columns count code points, as ruff's do. Every format takes the severity from
+the rule class (findings.severity_of), and shows display-only fixes (editor snippets, never
+applied by --fix) as such."""
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
+from functools import lru_cache
 
 from aoti_lsp import __version__
+from aoti_lsp.findings import Severity, severity_of
 from aoti_lsp.fixer import applicable
-from aoti_lsp.positions import UTF32
+from aoti_lsp.positions import UTF32, LineIndex
 from aoti_lsp.rules import rule_by_code
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something about a file that is not a finding (a syntax error): ruff's E999 visibility."""
+
+    path: str
+    row: int | None  # 1-based, None: the whole file
+    column: int | None
+    message: str
 
 
 def _loc(source, offset: int) -> dict:
@@ -25,67 +40,152 @@ def _rel(path: str) -> str:
         return path
 
 
-def to_json(items) -> list[dict]:
+@lru_cache(maxsize=64)
+def _lines_of(path: str) -> LineIndex | None:
+    """Lines of another file a related location points into; None for a non-text file (a .pt2)."""
+    if not path.endswith((".py", ".pyi")):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return LineIndex(fh.read())
+    except OSError:
+        return None
+
+
+def related(finding, source) -> list[dict]:
+    """Related locations as {message, filename (absolute), location, end_location}; location
+    is None when the target is not a text file (a package's metadata)."""
+    out = []
+    for r in finding.related:
+        path = os.path.abspath(r.path or finding.path)
+        lines = source.lines if r.path is None or os.path.abspath(r.path) == os.path.abspath(finding.path) else _lines_of(path)
+        loc = end = None
+        if lines is not None:
+            (l1, c1), (l2, c2) = lines.position(r.start, UTF32), lines.position(r.end, UTF32)
+            loc, end = {"row": l1 + 1, "column": c1 + 1}, {"row": l2 + 1, "column": c2 + 1}
+        out.append({"message": r.message, "filename": path, "location": loc, "end_location": end})
+    return out
+
+
+def _edit(e, finding, source) -> dict:
+    """One fix edit; an edit in another file (a migration edits every file of its artifact)
+    carries that file's name and positions."""
+    if e.path is None:
+        lines, path = source.lines, finding.path
+    else:
+        lines, path = _lines_of(os.path.abspath(e.path)), e.path
+    if lines is None:
+        return {"content": e.text, "filename": os.path.abspath(path), "location": None, "end_location": None}
+    (l1, c1), (l2, c2) = lines.position(e.start, UTF32), lines.position(e.end, UTF32)
+    return {"content": e.text, "filename": os.path.abspath(path), "location": {"row": l1 + 1, "column": c1 + 1},
+            "end_location": {"row": l2 + 1, "column": c2 + 1}}
+
+
+def to_json(items, notes=()) -> list[dict]:
     out = []
     for finding, source in items:
         fix = None
         if finding.fix is not None:
             fix = {
-                "applicability": finding.fix.applicability.value,
+                "applicability": finding.fix.kind,
                 "message": finding.fix.title,
-                "edits": [
-                    {"content": e.text, "location": _loc(source, e.start), "end_location": _loc(source, e.end)}
-                    for e in finding.fix.edits
-                ],
+                "edits": [_edit(e, finding, source) for e in finding.fix.plain_edits()],
             }
         rule = rule_by_code(finding.code)
         out.append({
             "code": finding.code,
+            "severity": severity_of(finding).value,
             "message": finding.message,
-            "filename": finding.path,
+            "filename": os.path.abspath(finding.path),
             "location": _loc(source, finding.start),
             "end_location": _loc(source, finding.end),
             "fix": fix,
             "url": rule.url if rule else None,
             "noqa_row": _loc(source, finding.start)["row"],
+            "related": related(finding, source),
         })
+    for n in notes:  # ruff's shape for a syntax error: no code
+        loc = {"row": n.row, "column": n.column} if n.row else None
+        out.append({"code": None, "severity": "warning", "message": n.message, "filename": os.path.abspath(n.path),
+                    "location": loc, "end_location": loc, "fix": None, "url": None, "noqa_row": None, "related": []})
     return out
 
 
-def text(items, color: bool = False) -> str:
+_COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+
+
+def text(items, color: bool = False, unsafe: bool = False) -> str:
+    def paint(code, s):
+        return f"\x1b[{code}m{s}\x1b[0m" if color else s
+
     out = []
     for finding, source in items:
         loc = _loc(source, finding.start)
         end = _loc(source, finding.end)
-        bold = (lambda s: f"\x1b[1m{s}\x1b[0m") if color else (lambda s: s)
-        red = (lambda s: f"\x1b[31m{s}\x1b[0m") if color else (lambda s: s)
-        marker = " [*]" if applicable(finding.fix, unsafe=False) else ""
-        out.append(f"{bold(_rel(finding.path))}:{loc['row']}:{loc['column']}: {red(finding.code)}{marker} {finding.message}")
+        sev = severity_of(finding)
+        red = lambda s: paint(_COLORS[sev], s)  # noqa: E731
+        marker = " [*]" if applicable(finding.fix, unsafe) else ""  # what this --fix would apply
+        out.append(f"{paint('1', _rel(finding.path))}:{loc['row']}:{loc['column']}: {red(finding.code)}{marker} "
+                   f"{red(sev.value)}: {finding.message}")
         line = source.lines.line_bytes(loc["row"] - 1).decode("utf-8", "replace").rstrip("\r")
         width = len(str(loc["row"]))
         stop = end["column"] if end["row"] == loc["row"] else len(line) + 1
         out.append(f"{' ' * width} |")
         out.append(f"{loc['row']} | {line}")
         out.append(f"{' ' * width} | {' ' * (loc['column'] - 1)}{red('^' * max(1, stop - loc['column']))}")
+        for r in related(finding, source):
+            where = _rel(r["filename"]) + (f":{r['location']['row']}:{r['location']['column']}" if r["location"] else "")
+            out.append(f"{' ' * width} = note: {where}: {r['message']}")
         if finding.fix is not None:
-            out.append(f"{' ' * width} = fix ({finding.fix.applicability.value}): {finding.fix.title}")
+            out.append(f"{' ' * width} = fix ({finding.fix.kind}): {finding.fix.title}")
         out.append("")
     return "\n".join(out)
 
 
-def github(items) -> str:
+def _data(s: str) -> str:
+    """A workflow command's message (GitHub's escapeData)."""
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(s: str) -> str:
+    """A workflow command's property value (GitHub's escapeProperty): a file name holding
+    `,` or `::` must not end the property list or start a command of its own."""
+    return _data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def github(items, notes=()) -> str:
     lines = []
     for finding, source in items:
         loc, end = _loc(source, finding.start), _loc(source, finding.end)
-        msg = finding.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
         lines.append(
-            f"::warning title=aoti-lsp ({finding.code}),file={_rel(finding.path)},line={loc['row']},"
-            f"col={loc['column']},endLine={end['row']},endColumn={end['column']}::{finding.code} {msg}"
+            f"::{_GITHUB_LEVEL[severity_of(finding)]} title={_prop(f'aoti-lsp ({finding.code})')},"
+            f"file={_prop(_rel(finding.path))},line={loc['row']},"
+            f"col={loc['column']},endLine={end['row']},endColumn={end['column']}::{_data(f'{finding.code} {finding.message}')}"
         )
+    for n in notes:
+        where = f",line={n.row},col={n.column}" if n.row else ""
+        lines.append(f"::warning title=aoti-lsp,file={_prop(_rel(n.path))}{where}::{_data(n.message)}")
     return "\n".join(lines)
 
 
-def sarif(items) -> dict:
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _sarif_location(filename: str, loc: dict | None, end: dict | None, message: str | None = None) -> dict:
+    physical = {"artifactLocation": {"uri": _rel(filename).replace(os.sep, "/")}}
+    if loc is not None:
+        physical["region"] = {"startLine": loc["row"], "startColumn": loc["column"],
+                              "endLine": end["row"], "endColumn": end["column"]}
+    out = {"physicalLocation": physical}
+    if message is not None:
+        out["message"] = {"text": message}
+    return out
+
+
+def sarif(items, notes=()) -> dict:
     from aoti_lsp.rules import all_rules
 
     rules = [
@@ -95,41 +195,49 @@ def sarif(items) -> dict:
             "shortDescription": {"text": r.summary},
             "fullDescription": {"text": r.explanation},
             "helpUri": r.url,
-            "defaultConfiguration": {"level": "warning"},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
         }
         for r in all_rules()
     ]
     results = []
     for finding, source in items:
         loc, end = _loc(source, finding.start), _loc(source, finding.end)
-        results.append({
+        result = {
             "ruleId": finding.code,
-            "level": "warning" if finding.severity.value == "warning" else finding.severity.value.replace("info", "note"),
+            "level": _SARIF_LEVEL[severity_of(finding)],
             "message": {"text": finding.message},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": _rel(finding.path).replace(os.sep, "/")},
-                    "region": {"startLine": loc["row"], "startColumn": loc["column"],
-                               "endLine": end["row"], "endColumn": end["column"]},
-                }
-            }],
-        })
+            "locations": [_sarif_location(finding.path, loc, end)],
+        }
+        rel = related(finding, source)
+        if rel:
+            result["relatedLocations"] = [
+                {"id": i, **_sarif_location(r["filename"], r["location"], r["end_location"], r["message"])}
+                for i, r in enumerate(rel)
+            ]
+        results.append(result)
+    notifications = [
+        {"level": "warning", "message": {"text": n.message},
+         "locations": [_sarif_location(n.path, {"row": n.row, "column": n.column} if n.row else None,
+                                       {"row": n.row, "column": n.column} if n.row else None)]}
+        for n in notes
+    ]
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "aoti-lsp", "version": __version__,
                                 "informationUri": "https://github.com/aoti-lsp/aoti-lsp", "rules": rules}},
+            "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
             "results": results,
         }],
     }
 
 
-def render(fmt: str, items, color: bool = False) -> str:
+def render(fmt: str, items, color: bool = False, notes=(), unsafe: bool = False) -> str:
     if fmt == "json":
-        return json.dumps(to_json(items), indent=2, ensure_ascii=False)
+        return json.dumps(to_json(items, notes), indent=2, ensure_ascii=False)
     if fmt == "sarif":
-        return json.dumps(sarif(items), indent=2, ensure_ascii=False)
+        return json.dumps(sarif(items, notes), indent=2, ensure_ascii=False)
     if fmt == "github":
-        return github(items)
-    return text(items, color)
+        return github(items, notes)
+    return text(items, color, unsafe)

@@ -89,7 +89,8 @@ def _check(sources, cfg, mode, project):
             continue
         with cachemod.recording() as deps:
             result = analyze(source, cfg, project=project)
-        out.append(((path, data, None, result.findings, result.errors), frozenset(deps)))
+            broken = [f"{path}: has syntax errors: analysed as far as it parses"] if source.tree.root_node.has_error else []
+        out.append(((path, data, None, result.findings, [*result.errors, *broken]), frozenset(deps)))
     return out
 
 
@@ -109,7 +110,7 @@ def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior):
 
 
 def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str] | None = None,
-        root: str | None = None, cache: "cachemod.Cache | None" = None):
+        root: str | None = None, cache: "cachemod.Cache | None" = None, stats: dict | None = None):
     """Results per file to check (`paths`): (path, old bytes or None, new bytes or None, findings,
     messages). `scan`: every file of the project, summarised first (default: `paths`); `root`:
     the project root; `cache`: summaries (and, for a plain check, results) kept between runs.
@@ -119,10 +120,10 @@ def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str
     if kind == "check":
         return _run(paths, cfg, mode, jobs, scan, root, cache)[0]
     results, project = _run(paths, cfg, ("check", unsafe), jobs, scan, root, cache)
-    return _fix(results, cfg, unsafe, project)
+    return _fix(results, cfg, unsafe, project, {} if stats is None else stats)
 
 
-def _fix(results, cfg, unsafe: bool, project):
+def _fix(results, cfg, unsafe: bool, project, stats: dict):
     out, sources = [], []
     for row in results:
         path, old, _, findings, errs = row
@@ -135,6 +136,7 @@ def _fix(results, cfg, unsafe: bool, project):
     if sources:
         fixed = fix_project(sources, cfg, unsafe, project)
         out += [(f.path, f.old, f.new, f.remaining, f.errors) for f in fixed.values()]
+        stats["fixed"] = stats.get("fixed", 0) + sum(f.applied for f in fixed.values())
     return out
 
 
@@ -289,17 +291,22 @@ class _Index:
         return out
 
 
-def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int, use_cache: bool = True):
+def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int, use_cache: bool = True,
+                 stats: dict | None = None):
     """`run` for the named paths, one project at a time (grouped by root): each with its own
     configuration (`config_for(first path)`), every file of it summarised, its own cache.
-    (results, errors for paths that do not exist)."""
+    (results, errors for paths that do not exist); `stats` gets "files" (named files found)
+    and "fixed" (fixes applied)."""
     results, errors = [], []
+    stats = {} if stats is None else stats
+    stats.setdefault("files", 0)
     for root, group in files.by_root(paths):
         cfg = files.rooted(config_for(group[0]), root)
         check, scan, errs = files.project_files(group, cfg, root)
         errors += errs
+        stats["files"] += len(check)
         cache = cachemod.Cache(root, cfg) if use_cache else None
-        results += run(check, cfg, mode, jobs, scan=scan, root=root, cache=cache)
+        results += run(check, cfg, mode, jobs, scan=scan, root=root, cache=cache, stats=stats)
     return results, errors
 
 

@@ -13,6 +13,7 @@ import pytest
 from aoti_lsp.config import Config
 from aoti_lsp.engine import analyze
 from aoti_lsp.pt2 import read_package
+from aoti_lsp.rules import rule_by_code
 from aoti_lsp.source import Source
 
 pytestmark = pytest.mark.torch
@@ -67,8 +68,8 @@ def test_device_index_on_a_cpu_package(torch, package, tmp_path):
     app = tmp_path / "app.py"
     text = f"import torch\nrunner = torch._inductor.aoti_load_package({str(package)!r}, device_index=0)\n"
     (found,) = findings(text, str(app), "AOTI101")
-    assert "Incorrect device passed to aoti_runner_cpu" in found.message
-    assert "the package `affine.pt2` on disk was compiled for `cpu`" in found.message
+    assert found.message == "`device_index=0` on the package `affine.pt2` compiled for `cpu`: it fails to load"
+    assert "Incorrect device passed to aoti_runner_cpu" in rule_by_code("AOTI101").explanation  # the why: rule page
     assert found.related[0].path == str(package.resolve())
 
 
@@ -94,5 +95,19 @@ def test_static_dim_and_dtype_mismatch_are_silent(torch, package, tmp_path):
             "runner(torch.randn(3, 8))\n"
             "runner(torch.randn(2, 8, dtype=torch.float64))\n")
     shape, dtype = findings(text, str(tmp_path / "serve.py"), "AOTI103")
-    assert "dim 0 is not dynamic" in shape.message and "AOTI_RUNTIME_CHECK_INPUTS=1" in shape.message
-    assert "is float64, the compile-time example float32" in dtype.message
+    assert shape.message == "Input 0 has shape (3, 8), compiled for (2, 8) with dim 0 static: not checked at run time"
+    assert dtype.message == "Input 0 is float64, compiled for float32: not checked at run time"
+    assert "unmatched dim value at 1" in rule_by_code("AOTI103").explanation and \
+        "`AOTI_RUNTIME_CHECK_INPUTS=1`" in rule_by_code("AOTI103").explanation
+
+
+def test_loaded_packages_unpack_into_the_session_temp_folder(torch, package):
+    """torch unpacks each loaded package into `$TMPDIR/aotinductor_*`, removed when the runner
+    is freed, never when the process crashes (the segfault tests): tests/conftest.py gives the
+    session a private TMPDIR, removed at the end."""
+    private = os.environ.get("AOTI_TESTS_TMPDIR")
+    assert private and os.environ["TMPDIR"] == private
+    before = {p.name for p in Path(private).glob("aotinductor_*")}
+    runner = torch._inductor.aoti_load_package(str(package))
+    assert {p.name for p in Path(private).glob("aotinductor_*")} - before
+    del runner

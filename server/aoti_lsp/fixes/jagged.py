@@ -15,6 +15,7 @@ a placeholder: the CLI never applies it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -88,12 +89,26 @@ class Code:
         return sum(1 for _, p in self.parts if p)
 
     def map(self, fn) -> Code:
-        """Each part through `fn(text) -> str | None`; a part it cannot map becomes a placeholder."""
+        """Each part through `fn(text) -> str | None`; a part it cannot map becomes a placeholder
+        (without `self`: where the code goes, no `self` is in scope)."""
         out = []
         for t, p in self.parts:
             new = fn(t)
-            out.append((t, True) if new is None else (new, p))
+            out.append((without_self(t), True) if new is None else (new, p))
         return Code(out)
+
+
+def without_self(code: str) -> str:
+    """`self.proj.out_features` -> `proj_out_features`, `self.emb.weight.new_zeros(` ->
+    `emb_weight.new_zeros(`: a placeholder's default names what to supply, never a `self`
+    that does not exist at the call site."""
+
+    def name(m: re.Match) -> str:
+        parts = m.group(1)[1:].split(".")
+        called = code[m.end():m.end() + 1] == "(" and len(parts) > 1
+        return "_".join(parts[:-1]) + "." + parts[-1] if called else "_".join(parts)
+
+    return re.sub(r"\bself((?:\.[A-Za-z_]\w*)+)", name, code)
 
 
 def build_fix(title: str, pieces: list[tuple[int, int, Code]], applicability: Applicability) -> Fix:

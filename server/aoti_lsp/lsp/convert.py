@@ -4,11 +4,10 @@ AssociatedDiagnosticData), so a code action is a pure function of what the clien
 from __future__ import annotations
 
 import os
-import re
 
 from lsprotocol import types
 
-from aoti_lsp.findings import Edit, Finding, Severity
+from aoti_lsp.findings import Edit, Finding, Severity, plain_text, severity_of
 from aoti_lsp.noqa import add_code
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.rules import rule_by_code
@@ -20,36 +19,7 @@ _SEVERITY = {
     Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.INFO: types.DiagnosticSeverity.Information,
 }
-def plain_text(snippet: str) -> str:
-    """Snippet text as the code it stands for, for clients without snippet edits:
-    `${1:default}` -> default, `$1` / `${1}` -> nothing, `\\$` `\\}` `\\\\` unescaped."""
-    out, i, n = [], 0, len(snippet)
-    while i < n:
-        ch = snippet[i]
-        if ch == "\\" and i + 1 < n and snippet[i + 1] in "$}\\":
-            out.append(snippet[i + 1])
-            i += 2
-        elif ch == "$" and i + 1 < n and snippet[i + 1].isdigit():
-            i += 1
-            while i < n and snippet[i].isdigit():
-                i += 1
-        elif ch == "$" and snippet.startswith("{", i + 1):
-            m = re.match(r"\$\{\d+(:?)", snippet[i:])
-            if m is None:
-                out.append(ch)
-                i += 1
-                continue
-            i += m.end()
-            while i < n and snippet[i] != "}":  # the default, itself escaped
-                if snippet[i] == "\\" and i + 1 < n and snippet[i + 1] in "$}\\":
-                    i += 1
-                out.append(snippet[i])
-                i += 1
-            i += 1  # the closing brace
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
+# plain_text (imported above) lives in findings.py: the CLI needs it without lsprotocol
 
 
 def lsp_range(lines: LineIndex, start: int, end: int, encoding: str) -> types.Range:
@@ -115,7 +85,7 @@ def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_line
     return types.Diagnostic(
         range=lsp_range(source.lines, finding.start, finding.end, encoding),
         message=finding.message,
-        severity=_SEVERITY[finding.severity],
+        severity=_SEVERITY[severity_of(finding)],
         code=finding.code,
         code_description=types.CodeDescription(href=rule.url) if rule else None,
         source=SOURCE,

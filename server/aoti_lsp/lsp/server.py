@@ -18,12 +18,13 @@ from aoti_lsp.engine import Result, analyze
 from aoti_lsp import runner
 from aoti_lsp.cache import Cache
 from aoti_lsp.files import discover, find_root, rooted
-from aoti_lsp.fixer import fix_source
+from aoti_lsp.fixer import applicable, fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
 from aoti_lsp.lsp.convert import SOURCE, diagnostic, lsp_range
 from aoti_lsp.lsp import hover as hover_mod, triage
 from aoti_lsp.lsp.documents import Document
 from aoti_lsp.lsp.protocol import Protocol
+from aoti_lsp.lsp.refresh import Sent
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.project import Project, summarize, summarizers
 from aoti_lsp.rules import all_rules, rule_by_code
@@ -70,6 +71,7 @@ class AotiServer(LanguageServer):
         self.roots: list[str] = []
         self.generation = 0  # bumps when settings or config files change: part of result ids
         self.config_errors: set[str] = set()
+        self.sent = Sent()  # what each document's client holds: refresh only what changed
 
     # -- state ---------------------------------------------------------------------------
     @property
@@ -115,17 +117,27 @@ class AotiServer(LanguageServer):
         except OSError:
             return None
 
-    def publish(self, doc: Document) -> None:
+    def publish(self, doc: Document, items: list[types.Diagnostic] | None = None) -> None:
         if not self.caps.pull_diagnostics:
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(doc.uri, self.diagnostics(doc), doc.version))
+            items = self.diagnostics(doc) if items is None else items
+            self.sent.record(doc.uri, items)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(doc.uri, items, doc.version))
 
-    def refresh_all(self) -> None:
+    def refresh_all(self, skip: str | None = None) -> None:
+        """Documents (but `skip`) whose diagnostics differ from what their client holds: pushed
+        again, or one workspace/diagnostic/refresh for a pull client."""
+        stale = []
+        for doc in list(self.docs.values()):
+            if doc.uri != skip:
+                items = self.diagnostics(doc)
+                if self.sent.differs(doc.uri, items):
+                    stale.append((doc, items))
         if self.caps.pull_diagnostics:
-            if self.caps.diagnostic_refresh:
+            if stale and self.caps.diagnostic_refresh:
                 self.workspace_diagnostic_refresh(None)
         else:
-            for doc in list(self.docs.values()):
-                self.publish(doc)
+            for doc, items in stale:
+                self.publish(doc, items)
 
     def update_summary(self, path: str, source: Source | None) -> bool:
         summary = summarize(source, self.config_for(path)) if source is not None else {}
@@ -134,10 +146,10 @@ class AotiServer(LanguageServer):
     def recheck(self, doc: Document) -> None:
         """After a document changed: its summary first (other files may depend on it), then
         its diagnostics, or every open document's when the summary changed."""
-        if self.update_summary(doc.path, doc.source()):
-            self.refresh_all()
-        else:
-            self.publish(doc)
+        changed = self.update_summary(doc.path, doc.source())
+        self.publish(doc)
+        if changed:
+            self.refresh_all(skip=doc.uri)
 
     def is_open(self, path: str) -> bool:
         return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
@@ -241,6 +253,7 @@ def did_save(ls: AotiServer, params: types.DidSaveTextDocumentParams):
 def did_close(ls: AotiServer, params: types.DidCloseTextDocumentParams):
     doc = ls.docs.pop(params.text_document.uri, None)
     ls._results.pop(params.text_document.uri, None)
+    ls.sent.forget(params.text_document.uri)
     if doc is not None and not ls.caps.pull_diagnostics:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(params.text_document.uri, []))
 
@@ -253,16 +266,15 @@ def pull_diagnostics(ls: AotiServer, params: types.DocumentDiagnosticParams):
     doc = ls.docs.get(params.text_document.uri)
     if doc is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
-    cfg = hash(ls.config_for(doc.path))  # an edited pyproject.toml changes the id too
-    result_id = f"{doc.version}:{id(doc.tree)}:{ls.project.version}:{ls.generation}:{cfg}"
-    if params.previous_result_id == result_id:
-        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     try:
         items = ls.diagnostics(doc)
     except Exception as exc:  # keep serving: an empty report and a log line
         log.exception("diagnostics failed")
         ls.window_log_message(types.LogMessageParams(types.MessageType.Error, f"aoti-lsp: diagnostics failed: {exc!r}"))
         items = []
+    result_id = ls.sent.record(doc.uri, items)  # the diagnostics' fingerprint: same id, same diagnostics
+    if params.previous_result_id == result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
 
 
@@ -392,7 +404,7 @@ def code_action(ls: AotiServer, params: types.CodeActionParams):
                 kind=types.CodeActionKind.QuickFix,
                 data={"uri": doc.uri, "version": doc.version, "action": "migrate"},
             ))
-    if ActionKind.FIX_ALL.requested(only):
+    if ActionKind.FIX_ALL.requested(only) and any(applicable(f.fix, unsafe=False) for f in ls.result(doc).findings):
         actions.append(types.CodeAction(
             title="aoti-lsp: Fix all auto-fixable problems", kind=ActionKind.FIX_ALL.value,
             data={"uri": doc.uri, "version": doc.version, "action": "fixAll"}))

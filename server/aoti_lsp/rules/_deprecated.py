@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from aoti_lsp.deprecations import deprecated_symbols, for_code
-from aoti_lsp.findings import Applicability, Finding, Fix
+from aoti_lsp.findings import Applicability, Finding, Fix, Related
 from aoti_lsp.fixes.migrate import CannotFix, drop_import_name, uses_outside
 from aoti_lsp.names import IMPORT
 from aoti_lsp.rules import Rule
@@ -27,13 +27,13 @@ class DeprecatedCall(Rule):
         for call, qualname in calls:
             func = call.child_by_field_name("function")
             message = self.message(qualname, symbols[qualname])
-            fix = None
+            fix, related = None, []
             if not call.has_error:
                 try:
                     fix = self.fix(ctx, call, qualname, [c for c in everything if c != call])
                 except CannotFix as why:
-                    message += f" (no automatic fix: {why})"
-            yield Finding(self.code, message, func.start_byte, func.end_byte, fix=fix, deprecated=True)
+                    related.append(Related(func.start_byte, func.end_byte, f"no automatic fix: {why}"))
+            yield Finding(self.code, message, func.start_byte, func.end_byte, fix=fix, deprecated=True, related=related)
 
         # after a migration the old import may be left with no use (fix-all migrates every
         # call in one pass, and each call's fix kept the import for the others)

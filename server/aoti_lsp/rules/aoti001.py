@@ -47,7 +47,7 @@ editor, applied by the CLI only with `--unsafe-fixes`.
     )
 
     def message(self, qualname, symbol):
-        return f"`{qualname}` is deprecated: use `torch.export.export` + `torch._inductor.aoti_compile_and_package` (a .pt2 package)"
+        return f"`{qualname}` is deprecated: use `torch.export.export` + `aoti_compile_and_package`"
 
     def fix(self, ctx, call, qualname, other_calls):
         return migration(ctx, call)

@@ -36,7 +36,7 @@ may also be a string constant of the same file. No fix when the device is comput
     )
 
     def message(self, qualname, symbol):
-        return f"`{qualname}` is deprecated: use `torch._inductor.aoti_load_package` (loads a .pt2; the device type comes from the package)"
+        return f"`{qualname}` is deprecated: use `torch._inductor.aoti_load_package`"
 
     def fix(self, ctx, call, qualname, other_calls):
         return migration(ctx, call)

@@ -1,7 +1,7 @@
 import os
 
 from aoti_lsp.facts import NEW_LOAD
-from aoti_lsp.findings import Finding, Severity
+from aoti_lsp.findings import Finding, Related, Severity
 from aoti_lsp.fixes.migrate import CannotFix
 from aoti_lsp.fixes.plan import migration
 from aoti_lsp.rules import Rule
@@ -52,13 +52,14 @@ ends with becomes `.pt2` wherever it is spelt, in every file. Unsafe: applied wi
             if not name or not name.endswith(".so"):
                 continue
             message = f"`{name}` given to `{load.qualname.rsplit('.', 1)[-1]}`: it loads only `.pt2` packages"
-            fix = None
+            fix, related = None, []
+            node = load.path_node
             try:
                 fix = migration(ctx, load.call)
             except CannotFix as why:
-                message += f" (no automatic fix: {why})"
-            node = load.path_node
-            yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, severity=self.severity)
+                related.append(Related(node.start_byte, node.end_byte, f"no automatic fix: {why}"))
+            yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, related=related,
+                          severity=self.severity)
 
 
 def _tail_text(ctx, load) -> str | None:

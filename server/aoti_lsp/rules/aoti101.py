@@ -66,12 +66,9 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 loaded = a.device_value(load.device_node, at)
                 if loaded is None or loaded.type == compiled.type:
                     continue
-                if compiled.type == "cuda" and loaded.type == "cpu":
-                    effect = "a CUDA-compiled model loaded on CPU segfaults or fails while loading its constants"
-                else:
-                    effect = "the loader must be given the device type the model was compiled for (only the index may differ)"
-                message = (f"loaded on `{loaded.spelled}`, but {art.compiled_for()}: {effect}. "
-                           f"Load it on \"{compiled.spelled}\"")
+                effect = "it segfaults or fails to load" if compiled.type == "cuda" and loaded.type == "cpu" else "it fails to load"
+                said = art.compiled_for()
+                message = f"{said[0].upper()}{said[1:]} loaded on `{loaded.spelled}`: {effect}"
                 node = load.device_node
                 # a decision, not a repair (compile for the load device, or load and feed on the
                 # compile device): offered in the editor, never applied by --fix or fix-all
@@ -87,9 +84,7 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 if index is None or index < 0:
                     continue
                 arg = load.index_arg
-                message = (f"`device_index={index}`, but {art.compiled_for()}: a cpu package given any "
-                           f"`device_index` fails to load with `RuntimeError: Incorrect device passed to "
-                           f"aoti_runner_cpu`. The device type comes from the package: drop `device_index`")
+                message = f"`device_index={index}` on {art.compiled_for()}: it fails to load"
                 start, end = delete_argument(ctx.source.data, arg)
                 fix = Fix("Drop device_index", (Edit(start, end, ""),), Applicability.UNSAFE)
                 rel = artifact_related(art)

@@ -82,17 +82,12 @@ type (`aot_load(so, "cuda:1")`, `device_index=1`), else the compiled device type
                     dev = a.tensor_device(value, value.start_byte)
                     if dev is None or dev.type == compiled.type:
                         continue
-                    if compiled.type == "cuda" and dev.type == "cpu":
-                        effect = ("CPU inputs to a CUDA-compiled model fail with `Expected out tensor to have "
-                                  "device cuda:0, but got cpu instead`")
-                    else:
-                        effect = "inputs must be on the device type the model was compiled for (only the index may differ)"
                     if art is not None and art.device is not None:
                         side = art.compiled_for()
                     else:
-                        side = f"the model is loaded on `{compiled.spelled}` ({compiled.evidence[0].what if compiled.evidence else 'aot_load'})"
-                    message = (f"input on `{dev.type}` ({dev.evidence[0].what if dev.evidence else 'its value'}), "
-                               f"but {side}: {effect}. Move it with `.to(\"{target}\")`")
+                        side = f"a model loaded on `{compiled.spelled}`"
+                    # the remedy is the fix's title ("Move it to", "Create it with device="): not repeated here
+                    message = f"{dev.type.upper()} input to {side}"
                     rel = (artifact_related(art) if art is not None and art.device is not None
                            else related(compiled.evidence, f"loaded on {compiled.type}"))
                     rel += related(dev.evidence, f"this input is on {dev.type}", skip=(value.start_byte, value.end_byte))

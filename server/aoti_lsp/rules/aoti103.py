@@ -2,8 +2,7 @@ from aoti_lsp.devices import ConsistencyRule, analysis, related
 from aoti_lsp.findings import Finding, Related
 from aoti_lsp.rules import Rule
 
-NOTE = ("inputs are not checked unless `AOTI_RUNTIME_CHECK_INPUTS=1` is set in the environment when the model "
-        "runs (setting it at compile time does nothing), so the result can be silently wrong")
+NOTE = "not checked at run time"  # the why (AOTI_RUNTIME_CHECK_INPUTS) is on the rule page
 
 
 def _shape(shape) -> str:
@@ -86,22 +85,21 @@ shape and dtype, or declare the dim dynamic at compile time
                     ex = example.meta
                     if meta.shape is not None and ex.shape is not None:
                         if len(meta.shape) != len(ex.shape):
-                            problems.append(f"has {_dims(len(meta.shape))} {_shape(meta.shape)}, the compile-time "
-                                            f"example {_dims(len(ex.shape))} {_shape(ex.shape)}")
+                            problems.append(f"has {_dims(len(meta.shape))} {_shape(meta.shape)}, compiled with "
+                                            f"{_dims(len(ex.shape))} {_shape(ex.shape)}")
                         elif example.dynamic is not None:
                             dims = [d for d, (x, y) in enumerate(zip(meta.shape, ex.shape))
                                     if x != y and d not in example.dynamic]
                             if dims:
                                 which = ", ".join(map(str, dims))
                                 problems.append(
-                                    f"has shape {_shape(meta.shape)}, the compile-time example {_shape(ex.shape)}, "
-                                    f"and dim{'s' if len(dims) > 1 else ''} {which} "
-                                    f"{'are' if len(dims) > 1 else 'is'} not dynamic (not in `dynamic_shapes`)")
+                                    f"has shape {_shape(meta.shape)}, compiled for {_shape(ex.shape)} "
+                                    f"with dim{'s' if len(dims) > 1 else ''} {which} static")
                     if meta.dtype is not None and ex.dtype is not None and meta.dtype != ex.dtype:
-                        problems.append(f"is {meta.dtype}, the compile-time example {ex.dtype}")
+                        problems.append(f"is {meta.dtype}, compiled for {ex.dtype}")
                     if not problems:
                         continue
-                    message = f"input {i} " + "; it ".join(problems) + f": {NOTE}"
+                    message = f"Input {i} " + "; it ".join(problems) + f": {NOTE}"
                     rel = [Related(ex.evidence.start, ex.evidence.end, f"compile-time example input {i}: {ex.evidence.what}",
                                    path=ex.evidence.path)]
                     if art.site is not None and art.origin != "disk":

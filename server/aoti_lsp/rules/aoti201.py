@@ -39,31 +39,18 @@ def _roots(site: Site) -> str:
 
 
 def what_happens(site: Site) -> str:
-    x, roots = short(site.node), _roots(site)
+    # short (the first line an editor shows); what torch does is on the rule page
+    x, roots = short(site.node, 40), _roots(site)
     if site.kind == "last":
-        return (f"`{x}` reads the last element of a tensor that is empty when jagged input {roots} is empty: "
-                "eager raises `IndexError`, an AOTI package reads out of bounds wherever the value is used "
-                "(a segfault when it feeds a result that does not shrink with the batch)")
+        return f"`{x}` reads out of bounds when jagged input {roots} is empty"
     if site.kind == "tail":
-        return (f"`{x}` slices a tensor that is empty when jagged input {roots} is empty: eager returns an empty "
-                "slice, an AOTI package reads out of bounds wherever the value is used (a segfault when it feeds "
-                "a result that does not shrink with the batch)")
+        return f"`{x}` slices out of bounds when jagged input {roots} is empty"
     if site.kind == "head":
-        return (f"`{x}` has size -1 in an AOTI package when jagged input {roots} is empty: a tensor sized or "
-                "indexed by it fails with `RuntimeError: Trying to create tensor with negative dimension -1` "
-                "(eager: an empty slice)")
+        return f"`{x}` has size -1 in a package when jagged input {roots} is empty"
     if site.kind == "reduce":
-        fn = site.op.strip(".()")
-        start = "-9223372036854775808 or -inf" if "max" in fn else "9223372036854775807 or inf"
-        return (f"`{x}` of an empty jagged input {roots}: eager raises `RuntimeError: {fn}(): Expected reduction dim "
-                f"to be specified for input.numel() == 0`, an AOTI package silently returns {start}")
-    bounded = " / ".join(f"`{n}`" for n in site.needs)
-    tensor = site.tensor.text.decode()
-    what = f"indexes {bounded}" if tensor in site.needs else f"indexes a tensor sized by {bounded}"
-    eager = "IndexError" if site.op in ("take", "indexing") else "RuntimeError"
-    return (f"`{x}` {what} with indices computed from jagged input {roots}: when there are no values "
-            "(N = 0, e.g. every length is 0) an AOTI package fails with `RuntimeError: index out of bounds: "
-            f"0 <= tmpN < ksM` (eager: `{eager}`)")
+        extreme = "the int64 minimum (or -inf)" if "max" in site.op else "the int64 maximum (or inf)"
+        return f"`{x}` returns {extreme} when jagged input {roots} is empty"
+    return f"`{x}` indexes out of bounds when jagged input {roots} has no values"
 
 
 def relative(ctx, path: str) -> str:
@@ -235,17 +222,13 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
                 related = []
                 if exports:
                     first = exports[0]
-                    message += (f"; `{target.label}` is exported ({where(ctx, first)}), so a check inside it is dropped: "
-                                "check the input before calling the loaded package")
-                    if opened:
-                        line = ctx.source.lines.line_of(opened[0].call.start_byte) + 1
-                        message += f" (`{short(opened[0].call, 40)}`, line {line}, is not checked)"
-                    elif opened_ext:
-                        message += f" ({relative(ctx, opened_ext[0].path)}, line {opened_ext[0].line}, is not checked)"
-                    related.append(Related(first.start, first.end, f"`{target.key}` exported here", first.path))
+                    related.append(Related(first.start, first.end, f"`{target.key}` exported here: a check inside "
+                                           "`forward` is dropped", first.path))
+                    related += [Related(c.call.start_byte, c.call.end_byte, "a call of the package without the check")
+                                for c in opened[:3]]
                     related += [Related(e.start, e.end, "a call of the package without the check", e.path) for e in opened_ext[:3]]
                     if guard is None and better is None and why:
-                        message += f" (no automatic fix: {why})"
+                        related.append(Related(site.node.start_byte, site.node.end_byte, f"no automatic fix: {why}"))
                 fix = better or guard
                 alternatives = (guard,) if better is not None and guard is not None else ()
                 yield Finding(self.code, message, site.node.start_byte, site.node.end_byte, fix=fix,

@@ -17,7 +17,7 @@ from aoti_lsp.jagged import (
     unparen,
 )
 from aoti_lsp.rules import Rule
-from aoti_lsp.rules.aoti201 import relative, short, where
+from aoti_lsp.rules.aoti201 import short
 
 
 class GuardDroppedByExport(Rule):
@@ -67,7 +67,7 @@ it. Every call gets the check, with the parameters replaced by the arguments giv
 `if lengths.numel() == 0: out = <value> else: out = runner(values, lengths)`; a
 `torch._check(...)` becomes a `torch._check` before the call. Where the returned value needs
 `self` and no model instance is in scope at the call, the editor gets a snippet with a
-placeholder. Otherwise no fix: the message says where the check must go."""
+placeholder. Otherwise no fix: the related information says where the check must go."""
     invalid = (
         ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
         "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
@@ -108,37 +108,28 @@ placeholder. Otherwise no fix: the message says where the check must go."""
                 tested = [t for t in empty_tests(cond) if _from_inputs(flow, t.node)]
                 if not tested:
                     continue
-                first = exports[0]
                 subject = tested[0].text
                 roots = flow.param_roots(tested[0].node)
                 if subject not in flow.params and roots:
                     subject = roots[0]
                 if calls is None:
                     calls = model.call_sites(target)
-                there = ""
+                check_here = f"check `{subject}` here, before calling the package"
                 if calls:
-                    line = ctx.source.lines.line_of(calls[0].call.start_byte) + 1
-                    there = f" (`{short(calls[0].call, 40)}`, line {line})"
+                    there = [Related(calls[0].call.start_byte, calls[0].call.end_byte, check_here)]
                 else:
-                    external = model.external_calls(target)
-                    if external:
-                        there = f" ({relative(ctx, external[0].path)}, line {external[0].line})"
-                what = {"if": f"`{short(node)}` in `{target.label}`",
-                        "check": f"`{short(node)}` in `{target.label}`",
-                        "cond": f"`torch.cond` on `{short(node)}` in `{target.label}`"}[form]
-                how = ("is decided by torch.export (dynamic dims are traced as >= 2: cond becomes `if (false)`)"
-                       if form == "cond" else
-                       "is removed by torch.export (dynamic dims are traced as >= 2, the check is folded away)")
-                outcome = (f"still crashes on an empty `{subject}` (AOTI201 says where)" if flow.sites else
-                           f"runs the rest of `forward` on an empty `{subject}` anyway")
-                message = (f"{what} {how}: the package of `{target.key}` (exported {where(ctx, first)}) {outcome}. "
-                           f"Check `{subject}` before calling the loaded package{there}, or make the code empty-safe")
+                    there = [Related(e.start, e.end, check_here, e.path) for e in model.external_calls(target)[:1]]
+                what = {"if": f"`{short(node, 40)}`", "check": f"`{short(node, 40)}`",
+                        "cond": f"`torch.cond` on `{short(node, 40)}`"}[form]
+                how = "decides" if form == "cond" else "drops"
+                message = f"torch.export {how} {what} in `{target.label}`: an empty `{subject}` gets through"
                 fix = None
                 try:
                     fix = move_guard(ctx, model, flow, target, stmt, form)
                 except CannotFix:
                     pass
-                related = [Related(e.start, e.end, f"`{target.key}` exported here", e.path) for e in exports[:3]]
+                related = [Related(e.start, e.end, f"`{target.key}` exported here: check `{subject}` before calling the package",
+                                   e.path) for e in exports[:3]] + there
                 yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, related=related)
 
 

@@ -1,0 +1,37 @@
+"""When the editor needs to hear about diagnostics again: only when what it shows would change.
+
+A result id is a fingerprint of the diagnostics themselves (ranges, messages, fixes), so a pull
+whose diagnostics are what the client already has is answered `unchanged`, and another file's
+summary changing causes a refresh (pull) or a publish (push) only for documents whose
+diagnostics actually differ from the ones last sent."""
+
+from __future__ import annotations
+
+import hashlib
+
+from lsprotocol import types
+
+
+def fingerprint(diagnostics: list[types.Diagnostic]) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for d in diagnostics:
+        h.update(repr(d).encode())  # attrs reprs: every field, in a fixed order
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class Sent:
+    """The fingerprint of what each document's client holds (last pushed or pulled)."""
+
+    def __init__(self):
+        self._by_uri: dict[str, str] = {}
+
+    def record(self, uri: str, diagnostics: list[types.Diagnostic]) -> str:
+        self._by_uri[uri] = fp = fingerprint(diagnostics)
+        return fp
+
+    def differs(self, uri: str, diagnostics: list[types.Diagnostic]) -> bool:
+        return self._by_uri.get(uri) != fingerprint(diagnostics)
+
+    def forget(self, uri: str) -> None:
+        self._by_uri.pop(uri, None)

@@ -1,0 +1,40 @@
+"""The wheel: built without setuptools deprecation banners, and carrying its data files."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_wheel_builds_quietly_with_its_data(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(REPO)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout + res.stderr
+    for banner in ("BuildBackendWarning", "SetuptoolsDeprecationWarning", "is deprecated", "!!"):
+        assert banner not in out, out
+    (wheel,) = tmp_path.glob("aoti_lsp-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "aoti_lsp/data/deprecated.toml" in names and "aoti_lsp/queries/python/calls.scm" in names
+    assert "aoti_lsp/lsp/server.py" in names
+
+
+def test_no_tracked_file_is_ignored():
+    """A committed file listed in .gitignore (docs/editors.md once was) vanishes from a user's `git add -A`."""
+    res = subprocess.run(["git", "-C", str(REPO), "ls-files", "-ci", "--exclude-standard"], capture_output=True, text=True)
+    if res.returncode != 0:
+        import pytest
+
+        pytest.skip("not a git work tree")
+    assert res.stdout == ""
+
+
+def test_demo_installs_the_tool_alone():
+    """`make demo` needs no torch: it depends on the venv with the tool only, the test extras come with `make test`."""
+    make = (REPO / "Makefile").read_text()
+    demo = next(line for line in make.splitlines() if line.startswith("demo:"))
+    assert demo.split(":", 1)[1].split() == ["$(VENV)/.tool"]
+    tool = make.split("$(VENV)/.tool: pyproject.toml", 1)[1].split("\n\n", 1)[0]
+    assert "pip install -q -e .\n" in tool + "\n" and "[test]" not in tool
