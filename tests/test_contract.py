@@ -206,7 +206,10 @@ def test_fix_markers_match_the_count_with_unsafe_fixes(proj, capsys):
     (proj / "seed.py").write_text(SEED)
     _, out, err = run(capsys, "--check", "--unsafe-fixes", "seed.py", "bad.py")
     marked = out.count("[*]")
-    assert marked == 5 and f"[*] {marked} fixable with --fix --unsafe-fixes." in err
+    # AOTI102's move and bad.py's migration; the seed's load on "cpu" of a CUDA model is a decision
+    # (AOTI101 display-only) and holds back that artifact's migration (AOTI001/002 display-only)
+    assert marked == 2 and f"[*] {marked} fixable with --fix --unsafe-fixes." in err
+    assert out.count("= fix (display-only)") == 3
 
 
 def test_diff_says_when_only_unsafe_fixes_exist(proj, capsys):

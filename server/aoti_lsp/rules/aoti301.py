@@ -107,9 +107,9 @@ the entry script before `import torch`."""
                     Event(n, f"`import {text}`" if " import " not in text else f"`from {text}`", True) for n, text in imports if text.startswith(("torch._inductor", "torch import _inductor"))]
                 found = self._before(node, events)
                 if found is not None:
-                    msg = f"`{name}` set after {found.what} (line {_line(ctx, found.node)}): it is read when inductor's config is imported"
+                    msg = f"`{name}` set after inductor's config is read (line {_line(ctx, found.node)}): no effect"
                 elif loads and not compiles and not ctx.calls_to(OTHER_COMPILES):
-                    msg = f"`{name}` only changes what a compile generates, and this file only loads a package"
+                    msg = f"`{name}` only acts on a compile, and this file only loads a package"
                     found = Event(loads[0], "the load")
                 else:
                     continue
@@ -123,12 +123,12 @@ the entry script before `import torch`."""
                                             for n, text in imports])
                 if found is None:
                     continue
-                msg = f"`{name}` set after `import torch` (line {_line(ctx, found.node)}): it is read at that import"
+                msg = f"`{name}` set after `import torch` read it (line {_line(ctx, found.node)}): no effect"
             elif var.phase == CUDA:
                 found = self._before(node, self._cuda_uses(ctx, node))
                 if found is None:
                     continue
-                msg = f"`{name}` set after CUDA is in use ({found.what}, line {_line(ctx, found.node)}): it is read when CUDA starts"
+                msg = f"`{name}` set after CUDA is in use (line {_line(ctx, found.node)}): no effect"
             else:
                 continue
             rel = [Related(found.node.start_byte, found.node.end_byte, f"{found.what} is here")]
