@@ -14,7 +14,7 @@ from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
-from aoti_lsp import reporters, runner
+from aoti_lsp import reporters, runner, writes
 from aoti_lsp.files import discover
 from aoti_lsp.fixer import applicable
 from aoti_lsp.rules import all_rules, rule_by_code
@@ -67,8 +67,7 @@ def _main(argv: list[str] | None) -> int:
         if rest:
             print(f"aoti-lsp serve: unknown arguments {rest} (only --stdio is accepted)", file=sys.stderr)
             return 2
-        serve()
-        return 0
+        return serve()
     if argv and argv[0] == "rule":
         return _rule(argv[1:])
     if argv and argv[0] == "check":
@@ -115,6 +114,8 @@ def check(args) -> int:
 
     items, hidden_unsafe, fixable, changed = [], 0, 0, 0
     internal = bool(errors)
+    results, failed = _write_all(results, cfg, args)
+    internal |= failed
     for path, old, new, findings, errs in sorted(results, key=lambda r: r[0]):
         for e in errs:
             print(f"aoti-lsp: {'error' if 'internal error' in e else 'warning'}: {e}", file=sys.stderr)
@@ -125,8 +126,6 @@ def check(args) -> int:
             changed += 1
             if args.diff:
                 sys.stdout.write(_diff(path, old, new))
-            else:
-                _write(path, new)
         source = Source(new if new is not None and not args.diff else old, path)
         for f in findings:
             items.append((f, source))
@@ -163,14 +162,30 @@ def _summary(count, fixable, hidden_unsafe, changed, args):
     print(msg, file=sys.stderr)
 
 
-def _write(path: str, data: bytes) -> None:
-    # write a sibling and rename over: an interrupted run never leaves half a file
-    tmp = f"{path}.aoti-lsp.tmp"
-    mode = os.stat(path).st_mode
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+def _write_all(results, cfg, args):
+    """With --fix, writes each changed file (writes.py). A file left unwritten is checked again
+    as it is on disk, so that its findings are reported where they are. (results, any failure)"""
+    if not args.fix or args.diff:
+        return results, False
+    writer, out, unwritten, failed = writes.Writer(), [], [], False
+    for row in sorted(results, key=lambda r: r[0]):
+        path, old, new = row[:3]
+        if new is None or old is None or new == old:
+            out.append(row)
+            continue
+        try:
+            writer.write(path, old, new)
+            out.append(row)
+        except writes.Skipped as exc:
+            print(f"aoti-lsp: warning: {exc}", file=sys.stderr)
+            unwritten.append(path)
+        except writes.Failed as exc:
+            print(f"aoti-lsp: error: {exc}", file=sys.stderr)
+            unwritten.append(path)
+            failed = True
+    if unwritten:
+        out += [(p, old, None, found, errs) for p, old, _, found, errs in runner.run(unwritten, cfg, ("check", False), 1)]
+    return out, failed
 
 
 def _diff(path: str, old: bytes, new: bytes) -> str:

@@ -20,7 +20,6 @@ import ast
 import os
 import posixpath
 import re
-import weakref
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -1252,14 +1251,14 @@ def _prod(values: Iterable[int]) -> int:
 
 
 
-_analyses: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def analysis(ctx) -> Analysis:
     """The file's analysis, shared by AOTI101-AOTI103 through the engine's Context."""
-    found = _analyses.get(ctx)
+    shared = getattr(ctx, "shared", None)
+    if shared is None:  # a bare context (tests): nothing to share with
+        return Analysis(ctx)
+    found = shared.get(__name__)
     if found is None:
-        found = _analyses[ctx] = Analysis(ctx)
+        found = shared[__name__] = Analysis(ctx)
     return found
 
 

@@ -15,7 +15,6 @@ given to `torch.compile` / `aot_compile`). Everything unsure stays silent.
 from __future__ import annotations
 
 import fnmatch
-import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -431,9 +430,6 @@ class CallSite:
     args: dict[str, Node] | None  # forward parameter -> argument expression (None: cannot tell)
 
 
-_SHARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def shared_property(fn):
     """A property of a Model computed once per Context, whichever rule asks first."""
     key = fn.__name__
@@ -449,10 +445,10 @@ def shared_property(fn):
 
 def _shared(ctx) -> dict:
     """Facts of one analysis (one Context) that both rules use: computed once."""
-    try:
-        return _SHARED.setdefault(ctx, {})
-    except TypeError:  # not weak-referenceable: no sharing
+    shared = getattr(ctx, "shared", None)
+    if shared is None:  # a bare context (tests): no sharing
         return {}
+    return shared.setdefault(__name__, {})
 
 
 class Model:

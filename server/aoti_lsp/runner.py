@@ -12,13 +12,14 @@ import multiprocessing as mp
 import os
 import queue
 
+from aoti_lsp import budget
 from aoti_lsp.engine import analyze
 from aoti_lsp.fixer import fix_source
 from aoti_lsp.project import Project, summarize, summarizers
 from aoti_lsp.rules import all_rules
 from aoti_lsp.source import Source, SourceError, decode_check
 
-MAX_BYTES = 10 * 1024 * 1024
+MAX_BYTES = budget.MAX_BYTES  # the server's cap too
 PARALLEL_MIN = 64  # below this many files, starting processes costs more than it saves
 CHUNK = 48  # files per pass-1 task: small enough to balance, large enough to be cheap to send
 

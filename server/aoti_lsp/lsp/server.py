@@ -6,13 +6,14 @@ import functools
 import logging
 import os
 import asyncio
+import sys
 from enum import Enum
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from aoti_lsp import __version__
+from aoti_lsp import __version__, budget
 from aoti_lsp import config as configmod
 from aoti_lsp.engine import Result, analyze
 from aoti_lsp.files import discover
@@ -20,7 +21,7 @@ from aoti_lsp.fixer import fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
 from aoti_lsp.lsp.convert import SOURCE, diagnostic, lsp_range
 from aoti_lsp.lsp.documents import Document
-from aoti_lsp.lsp.protocol import Protocol
+from aoti_lsp.lsp.protocol import Protocol, StdinFrames
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.project import Project, summarize, summarizers
 from aoti_lsp.rules import all_rules, rule_by_code
@@ -67,6 +68,8 @@ class AotiServer(LanguageServer):
         self.roots: list[str] = []
         self.generation = 0  # bumps when settings or config files change: part of result ids
         self.config_errors: set[str] = set()
+        self.exit_code = 0
+        self._pending: dict[str, asyncio.Future] = {}  # uri -> its scheduled recheck
 
     # -- state ---------------------------------------------------------------------------
     @property
@@ -90,15 +93,18 @@ class AotiServer(LanguageServer):
         cached = self._results.get(doc.uri)
         if cached and cached[0] == key:
             return cached[1]
-        result = analyze(doc.source(), cfg, project=self.project)
+        result = _bounded(lambda: analyze(doc.source(), cfg, project=self.project), doc)
         for err in result.errors:
             self.window_log_message(types.LogMessageParams(types.MessageType.Error, err))
         self._results[doc.uri] = (key, result)
         return result
 
     def diagnostics(self, doc: Document) -> list[types.Diagnostic]:
+        result = self.result(doc)
+        if result.skipped:
+            return [skipped_diagnostic(result.skipped)]
         source = doc.source()
-        return [diagnostic(source, f, self.encoding, self.caps, self.lines_of) for f in self.result(doc).findings]
+        return [diagnostic(source, f, self.encoding, self.caps, self.lines_of) for f in result.findings]
 
     def lines_of(self, path: str) -> LineIndex | None:
         for doc in self.docs.values():
@@ -125,16 +131,38 @@ class AotiServer(LanguageServer):
                 self.publish(doc)
 
     def update_summary(self, path: str, source: Source | None) -> bool:
-        summary = summarize(source, self.config_for(path)) if source is not None else {}
+        summary = {}
+        if source is not None and not budget.too_large(len(source.data)):
+            summary = _bounded(lambda: summarize(source, self.config_for(path)), None) or {}
         return self.project.update(os.path.abspath(path), summary)
 
     def recheck(self, doc: Document) -> None:
         """After a document changed: its summary first (other files may depend on it), then
         its diagnostics, or every open document's when the summary changed."""
-        if self.update_summary(doc.path, doc.source()):
+        if self.update_summary(doc.path, None if doc.too_large else doc.source()):
             self.refresh_all()
         else:
             self.publish(doc)
+
+    def schedule(self, doc: Document) -> None:
+        """Rechecks `doc` shortly, unless a newer version arrives first: a burst of edits costs
+        one analysis, of the last version, instead of one per (stale) version."""
+        pending = self._pending.pop(doc.uri, None)
+        if pending is not None:
+            pending.cancel()
+        version = doc.version
+
+        async def later():
+            await asyncio.sleep(DEBOUNCE_S)
+            if self.docs.get(doc.uri) is doc and doc.version == version:
+                self._pending.pop(doc.uri, None)
+                try:
+                    self.recheck(doc)
+                except Exception as exc:
+                    log.exception("recheck failed")
+                    self.window_log_message(types.LogMessageParams(types.MessageType.Error, f"aoti-lsp: recheck failed: {exc!r}"))
+
+        self._pending[doc.uri] = asyncio.ensure_future(later())
 
     def is_open(self, path: str) -> bool:
         return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
@@ -153,6 +181,8 @@ class AotiServer(LanguageServer):
                 if self.is_open(path):
                     continue  # the editor's buffer wins over the disk
                 try:
+                    if budget.too_large(os.path.getsize(path)):
+                        continue
                     with open(path, "rb") as fh:
                         data = fh.read()
                     cfg = self.config_for(path)
@@ -167,6 +197,25 @@ class AotiServer(LanguageServer):
 
 
 server = AotiServer()
+DEBOUNCE_S = 0.03
+
+
+def _bounded(work, doc: Document | None):
+    """`work()` within the server's time budget: a file that takes longer is skipped with a
+    diagnostic instead of freezing every other request."""
+    if doc is not None and doc.too_large:
+        return Result(skipped=doc.too_large)
+    try:
+        with budget.deadline(budget.SERVER_SECONDS):
+            return work()
+    except budget.OverBudget as exc:
+        log.warning("%s: %s", doc.path if doc else "summary", exc)
+        return Result(skipped=str(exc)) if doc is not None else None
+
+
+def skipped_diagnostic(reason: str) -> types.Diagnostic:
+    return types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 0)), f"aoti-lsp: {reason}",
+                            severity=types.DiagnosticSeverity.Information, source=SOURCE)
 
 
 def _settings(raw) -> dict:
@@ -230,7 +279,7 @@ def did_change(ls: AotiServer, params: types.DidChangeTextDocumentParams):
         return
     doc.apply(params.content_changes, params.text_document.version, ls.encoding)
     if ls.settings.get("run", "onType") == "onType":
-        ls.recheck(doc)
+        ls.schedule(doc)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -246,6 +295,9 @@ def did_save(ls: AotiServer, params: types.DidSaveTextDocumentParams):
 def did_close(ls: AotiServer, params: types.DidCloseTextDocumentParams):
     doc = ls.docs.pop(params.text_document.uri, None)
     ls._results.pop(params.text_document.uri, None)
+    pending = ls._pending.pop(params.text_document.uri, None)
+    if pending is not None:
+        pending.cancel()
     if doc is not None and not ls.caps.pull_diagnostics:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(params.text_document.uri, []))
 
@@ -294,7 +346,7 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
         if ls.is_open(path):
             continue  # open documents are tracked from the editor's buffer
         source = None
-        if event.type != types.FileChangeType.Deleted and os.path.isfile(path):
+        if event.type != types.FileChangeType.Deleted and os.path.isfile(path) and not budget.too_large(os.path.getsize(path)):
             try:
                 with open(path, "rb") as fh:
                     data = fh.read()
@@ -347,6 +399,8 @@ def _workspace_edit(ls: AotiServer, doc: Document, edits: list, snippet: bool = 
 
 
 def _fix_all(ls: AotiServer, doc: Document, unsafe: bool, codes: list[str] | None = None):
+    if doc.too_large:
+        return None
     cfg = ls.config_for(doc.path)
     if codes:
         cfg = cfg.with_overrides(select=codes)
@@ -449,9 +503,15 @@ def hover(ls: AotiServer, params: types.HoverParams):
     return None
 
 
-def serve() -> None:
+def serve() -> int:
     level = os.environ.get("AOTI_LSP_LOG", "WARNING")
     logging.basicConfig(level=level, format="aoti-lsp %(levelname)s %(message)s")
     if "AOTI_LSP_LOG" not in os.environ:
         logging.getLogger("pygls").setLevel(logging.ERROR)  # e.g. "Cancel notification for unknown message id"
-    server.start_io()
+    server.start_io(StdinFrames(sys.stdin.buffer))
+    return server.exit_code
+
+
+@server.feature(types.EXIT)
+def on_exit(ls: AotiServer, params):
+    ls.exit_code = 0 if ls.protocol._shutdown else 1  # pygls computes this, then loses it
