@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `aoti-lsp rule X | head`: the reader left, that is fine
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: the workers are already gone (runner.run)
+        print("aoti-lsp: interrupted", file=sys.stderr)
+        return 130
 
 
 def _main(argv: list[str] | None) -> int:

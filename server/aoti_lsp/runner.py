@@ -11,6 +11,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue
+import signal
+import threading
 
 from aoti_lsp import budget
 from aoti_lsp.engine import analyze
@@ -114,6 +116,31 @@ def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int):
     tasks, outbox = ctx.Queue(), ctx.Queue()
     n = min(jobs, len(paths))
     workers = []
+    restore = _exit_on_sigterm()
+    try:
+        return _run_pool(ctx, paths, cfg, mode, tasks, outbox, n, workers)
+    except BaseException:  # SIGTERM, Ctrl-C, a failed worker: the workers end with us
+        for proc, _ in workers:
+            proc.kill()
+        raise
+    finally:
+        restore()
+
+
+def _exit_on_sigterm():
+    """SIGTERM becomes SystemExit(143) in this process, so the pool's clean-up runs (by default
+    the process dies on the spot and leaves its workers running). Returns the undo."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _run_pool(ctx, paths, cfg, mode, tasks, outbox, n, workers):
     for wid in range(n):
         inbox = ctx.Queue()
         proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox), daemon=True)

@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from aoti_lsp import budget
 from aoti_lsp.positions import LineIndex
-from aoti_lsp.source import Source, parser
+from aoti_lsp.source import Source, parse_text, parser
 
 _PARSER = parser()
 
@@ -20,7 +20,7 @@ class Document:
     def __init__(self, uri: str, path: str, text: str, version: int | None):
         self.uri, self.path, self.version = uri, path, version
         self.data = utf8(text)
-        self.tree = None if self.too_large else _PARSER.parse(self.data)
+        self.tree = None if self.too_large else _PARSER.parse(parse_text(self.data))
         self._lines: LineIndex | None = None
 
     @property
@@ -39,7 +39,7 @@ class Document:
         for change in changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
                 self._edit(change.range, change.text, encoding)
-                edited = True
+                edited = self.tree is not None
             else:  # whole-document change
                 self.data = utf8(change.text)
                 self.tree = None
@@ -48,9 +48,9 @@ class Document:
         if self.too_large:
             self.tree = None
         elif self.tree is None:
-            self.tree = _PARSER.parse(self.data)
+            self.tree = _PARSER.parse(parse_text(self.data))
         elif edited:
-            self.tree = _PARSER.parse(self.data, self.tree)
+            self.tree = _PARSER.parse(parse_text(self.data), self.tree)
         self.version = version
 
     def _edit(self, rng: types.Range, text: str, encoding: str) -> None:
@@ -63,13 +63,13 @@ class Document:
         self._lines = lines.edited(start, end, new, self.data)
         if self.tree is None:
             return
-        # tree-sitter counts rows at "\n" only; the line index also ends lines at a lone "\r"
-        if b"\r" in old or b"\r" in new:
-            start_point, old_end_point = _ts_point(old, start), _ts_point(old, end)
-            new_end_point = _ts_point(self.data, start + len(new))
-        else:
-            start_point, old_end_point = lines.point(start), lines.point(end)
-            new_end_point = self._lines.point(start + len(new))
+        if old[start - 1 : start] == b"\r" or b"\r" in new:
+            # the parser sees a lone "\r" as "\n" (parse_text): a "\r" that an edit joins to a
+            # "\n" changes a byte outside the edit, so parse again, whole
+            self.tree = None
+            return
+        start_point, old_end_point = lines.point(start), lines.point(end)
+        new_end_point = self._lines.point(start + len(new))
         self.tree.edit(
             start_byte=start, old_end_byte=end, new_end_byte=start + len(new),
             start_point=start_point, old_end_point=old_end_point, new_end_point=new_end_point,
@@ -89,8 +89,3 @@ def utf8(text: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
-
-
-def _ts_point(data: bytes, offset: int) -> tuple[int, int]:
-    row = data.count(b"\n", 0, offset)
-    return row, offset - (data.rfind(b"\n", 0, offset) + 1)
