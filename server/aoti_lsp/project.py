@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from aoti_lsp import budget
 from aoti_lsp.config import Config
 from aoti_lsp.engine import Context
 from aoti_lsp.rules import all_rules
@@ -31,14 +32,21 @@ def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
     if not rules:
         return out
     ctx = Context(source, config or Config())
-    for rule in rules:
-        try:
-            value = rule.summarize(ctx)
-        except Exception:
-            log.exception("summary of %s failed for %s", rule.code, source.path)
-            continue
-        if value:
-            out[rule.code] = value
+    try:
+        with budget.deadline():  # a summary that never ends must not hang the run (issue 11)
+            for rule in rules:
+                try:
+                    value = rule.summarize(ctx)
+                except Exception:
+                    log.exception("summary of %s failed for %s", rule.code, source.path)
+                    continue
+                if value:
+                    out[rule.code] = value
+    except budget.OverBudget:
+        if budget.armed():
+            raise
+        log.warning("summary of %s: over the time budget, skipped", source.path)
+        return {}
     return out
 
 
