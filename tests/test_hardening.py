@@ -230,6 +230,20 @@ def test_global_torch_does_not_hang_the_cli(tmp_path):
     assert run.returncode in (0, 1), run.stderr
 
 
+def test_no_context_outlives_its_analysis():
+    """devices/jagged cached their analyses in module-level weak maps whose values held the key:
+    every Context (source, tree) ever analysed stayed alive."""
+    import gc
+
+    from aoti_lsp.engine import Context
+
+    text = b"import torch\nso = torch._export.aot_compile(m, (torch.randn(2, device='cuda'),))\nr = torch._export.aot_load(so, 'cpu')\ny = r(x.cpu())\n"
+    for _ in range(20):
+        assert {f.code for f in analyze(Source(text)).findings} >= {"AOTI101", "AOTI102"}
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, Context)]
+
+
 def test_too_large_message():
     assert budget.too_large(budget.MAX_BYTES) is None
     assert "too large" in budget.too_large(budget.MAX_BYTES + 1)
