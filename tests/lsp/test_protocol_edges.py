@@ -149,3 +149,24 @@ def test_rss_stays_flat_over_1000_edits_and_300_open_close_cycles(proc, tmp_path
         _send(proc, {"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": other}}})
     grown = _rss_kb(proc.pid) - before
     assert grown < 40_000, f"RSS grew by {grown} KB over 300 open/close cycles"
+
+
+def test_a_burst_of_edits_is_checked_once_at_its_last_version(proc, tmp_path):
+    """Stale work is dropped: 50 versions sent at once cost far fewer than 50 analyses."""
+    initialize(proc)
+    uri = (tmp_path / "m.py").as_uri()
+    did_open(proc, uri, TEXT)
+    assert pushed(proc, uri)["version"] == 1
+    end = {"line": TEXT.count("\n"), "character": 0}
+    frames = b""
+    for version in range(2, 52):
+        body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"range": {"start": end, "end": end}, "text": "#"}]}}).encode()
+        frames += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    proc.stdin.write(frames)
+    proc.stdin.flush()
+    versions = []
+    while not versions or versions[-1] != 51:
+        versions.append(pushed(proc, uri)["version"])
+    assert len(versions) < 25, versions

@@ -21,6 +21,7 @@ from aoti_lsp.fixer import fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
 from aoti_lsp.lsp.convert import SOURCE, diagnostic, lsp_range
 from aoti_lsp.lsp.documents import Document
+from aoti_lsp.lsp import guards
 from aoti_lsp.lsp.protocol import Protocol, StdinFrames
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.project import Project, summarize, summarizers
@@ -69,7 +70,7 @@ class AotiServer(LanguageServer):
         self.generation = 0  # bumps when settings or config files change: part of result ids
         self.config_errors: set[str] = set()
         self.exit_code = 0
-        self._pending: dict[str, asyncio.Future] = {}  # uri -> its scheduled recheck
+        self.pending: dict[str, asyncio.Future] = {}  # uri -> its scheduled recheck (guards.py)
 
     # -- state ---------------------------------------------------------------------------
     @property
@@ -93,7 +94,7 @@ class AotiServer(LanguageServer):
         cached = self._results.get(doc.uri)
         if cached and cached[0] == key:
             return cached[1]
-        result = _bounded(lambda: analyze(doc.source(), cfg, project=self.project), doc)
+        result = guards.bounded(lambda: analyze(doc.source(), cfg, project=self.project), doc)
         for err in result.errors:
             self.window_log_message(types.LogMessageParams(types.MessageType.Error, err))
         self._results[doc.uri] = (key, result)
@@ -102,7 +103,7 @@ class AotiServer(LanguageServer):
     def diagnostics(self, doc: Document) -> list[types.Diagnostic]:
         result = self.result(doc)
         if result.skipped:
-            return [skipped_diagnostic(result.skipped)]
+            return [guards.skipped_diagnostic(result.skipped)]
         source = doc.source()
         return [diagnostic(source, f, self.encoding, self.caps, self.lines_of) for f in result.findings]
 
@@ -133,7 +134,7 @@ class AotiServer(LanguageServer):
     def update_summary(self, path: str, source: Source | None) -> bool:
         summary = {}
         if source is not None and not budget.too_large(len(source.data)):
-            summary = _bounded(lambda: summarize(source, self.config_for(path)), None) or {}
+            summary = guards.bounded(lambda: summarize(source, self.config_for(path)), None) or {}
         return self.project.update(os.path.abspath(path), summary)
 
     def recheck(self, doc: Document) -> None:
@@ -143,27 +144,6 @@ class AotiServer(LanguageServer):
             self.refresh_all()
         else:
             self.publish(doc)
-
-    def schedule(self, doc: Document) -> None:
-        """Rechecks `doc` shortly, unless a newer version arrives first: a burst of edits costs
-        one analysis, of the last version, instead of one per (stale) version."""
-        pending = self._pending.pop(doc.uri, None)
-        if pending is not None:
-            pending.cancel()
-        version = doc.version
-
-        async def later():
-            await asyncio.sleep(DEBOUNCE_S)
-            if self.docs.get(doc.uri) is doc and doc.version == version:
-                self._pending.pop(doc.uri, None)
-                try:
-                    self.recheck(doc)
-                except Exception as exc:
-                    log.exception("recheck failed")
-                    self.window_log_message(types.LogMessageParams(types.MessageType.Error, f"aoti-lsp: recheck failed: {exc!r}"))
-
-        self._pending[doc.uri] = asyncio.ensure_future(later())
-
     def is_open(self, path: str) -> bool:
         return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
 
@@ -197,25 +177,6 @@ class AotiServer(LanguageServer):
 
 
 server = AotiServer()
-DEBOUNCE_S = 0.03
-
-
-def _bounded(work, doc: Document | None):
-    """`work()` within the server's time budget: a file that takes longer is skipped with a
-    diagnostic instead of freezing every other request."""
-    if doc is not None and doc.too_large:
-        return Result(skipped=doc.too_large)
-    try:
-        with budget.deadline(budget.SERVER_SECONDS):
-            return work()
-    except budget.OverBudget as exc:
-        log.warning("%s: %s", doc.path if doc else "summary", exc)
-        return Result(skipped=str(exc)) if doc is not None else None
-
-
-def skipped_diagnostic(reason: str) -> types.Diagnostic:
-    return types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 0)), f"aoti-lsp: {reason}",
-                            severity=types.DiagnosticSeverity.Information, source=SOURCE)
 
 
 def _settings(raw) -> dict:
@@ -279,7 +240,7 @@ def did_change(ls: AotiServer, params: types.DidChangeTextDocumentParams):
         return
     doc.apply(params.content_changes, params.text_document.version, ls.encoding)
     if ls.settings.get("run", "onType") == "onType":
-        ls.schedule(doc)
+        guards.schedule(ls, doc)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -295,9 +256,7 @@ def did_save(ls: AotiServer, params: types.DidSaveTextDocumentParams):
 def did_close(ls: AotiServer, params: types.DidCloseTextDocumentParams):
     doc = ls.docs.pop(params.text_document.uri, None)
     ls._results.pop(params.text_document.uri, None)
-    pending = ls._pending.pop(params.text_document.uri, None)
-    if pending is not None:
-        pending.cancel()
+    guards.cancel(ls, params.text_document.uri)
     if doc is not None and not ls.caps.pull_diagnostics:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(params.text_document.uri, []))
 
