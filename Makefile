@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 AOTI := $(VENV)/bin/aoti-lsp
 export TORCHINDUCTOR_CACHE_DIR := $(CURDIR)/.cache/inductor
 
-.PHONY: setup demo test test-fast test-editors setup-editors bench docs clean
+.PHONY: setup demo test test-fast test-editors setup-editors bench docs fuzz clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -35,6 +35,10 @@ test: setup setup-editors
 # no torch compiles, no editors: the inner loop
 test-fast: setup
 	$(PY) -m pytest -q -m "not torch" --ignore=tests/editors
+
+# the fuzz suites with thousands of examples (CI runs a few dozen of each)
+fuzz: setup
+	AOTI_FUZZ=long $(PY) -m pytest -q tests/test_fuzz.py tests/lsp/test_fuzz_server.py
 
 bench: setup
 	$(PY) -m pip install -q ruff
