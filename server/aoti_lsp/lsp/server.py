@@ -144,6 +144,7 @@ class AotiServer(LanguageServer):
             self.refresh_all()
         else:
             self.publish(doc)
+
     def is_open(self, path: str) -> bool:
         return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
 
@@ -305,8 +306,10 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
         if ls.is_open(path):
             continue  # open documents are tracked from the editor's buffer
         source = None
-        if event.type != types.FileChangeType.Deleted and os.path.isfile(path) and not budget.too_large(os.path.getsize(path)):
+        if event.type != types.FileChangeType.Deleted and os.path.isfile(path):
             try:
+                if budget.too_large(os.path.getsize(path)):
+                    raise SourceError("too large")
                 with open(path, "rb") as fh:
                     data = fh.read()
                 decode_check(data)
