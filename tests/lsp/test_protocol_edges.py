@@ -170,3 +170,27 @@ def test_a_burst_of_edits_is_checked_once_at_its_last_version(proc, tmp_path):
     while not versions or versions[-1] != 51:
         versions.append(pushed(proc, uri)["version"])
     assert len(versions) < 25, versions
+
+
+def test_an_unreadable_edit_drops_the_document_instead_of_keeping_stale_text(proc, tmp_path):
+    initialize(proc)
+    uri = (tmp_path / "m.py").as_uri()
+    did_open(proc, uri, TEXT)
+    assert pushed(proc, uri)["diagnostics"]
+    _send(proc, {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": "broken", "text": 3}]}})
+    shown = None
+    while shown is None:
+        msg = _read(proc)
+        if msg.get("method") == "window/showMessage":
+            shown = msg["params"]["message"]
+        elif msg.get("method") == "textDocument/publishDiagnostics":
+            assert msg["params"]["diagnostics"] == []  # no findings from the stale copy
+    assert "could not be read" in shown and "reopen" in shown
+
+
+def test_an_absurd_content_length_is_not_waited_for(proc):
+    initialize(proc)
+    proc.stdin.write(b"Content-Length: 99999999999\r\n\r\n{}")
+    _send(proc, {"jsonrpc": "2.0", "id": 9, "method": "shutdown"})
+    assert _response(proc, 9)["result"] is None

@@ -20,6 +20,8 @@ from pygls.protocol.json_rpc import JsonRPCNotification, RPCRequest
 
 log = logging.getLogger(__name__)
 IGNORED = "$/aoti-lsp/rejected"
+LOST_CHANGE = "$/aoti-lsp/lostChange"  # params: the uri of a document whose edit was unreadable
+MAX_FRAME = 512 * 1024 * 1024  # a larger Content-Length is a broken header, not a message to wait for
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 UNSIGNED = {"line", "character"}
 SERVER_NOT_INITIALIZED, INVALID_REQUEST = -32002, -32600
@@ -44,7 +46,7 @@ class Protocol(LanguageServerProtocol):
         self.initialize_seen = False
 
     def structure_message(self, data):
-        if isinstance(data, dict) and isinstance(data.get("params"), (dict, list)) and "method" in data:
+        if isinstance(data, dict) and "jsonrpc" in data and "method" in data and isinstance(data.get("params"), (dict, list)):
             data = {**data, "params": clamp(data["params"])}
         try:
             return super().structure_message(data)
@@ -52,6 +54,9 @@ class Protocol(LanguageServerProtocol):
             if "id" in data and "method" in data:
                 self._send_response(data["id"], error=exc.to_response_error())
             log.warning("rejected malformed %s: %s", data.get("method", "message"), exc)
+            uri = _uri(data) if data.get("method") == "textDocument/didChange" else None
+            if uri is not None:  # the server's copy is now stale: say so rather than keep it silently
+                return JsonRPCNotification(method=LOST_CHANGE, jsonrpc="2.0", params=uri)
             return JsonRPCNotification(method=IGNORED, jsonrpc="2.0", params=None)
 
     def handle_message(self, message):
@@ -69,6 +74,13 @@ class Protocol(LanguageServerProtocol):
                     self._send_response(message.id, error=ResponseError(code=refusal[0], message=refusal[1]))
                 return
         super().handle_message(message)
+
+
+def _uri(data) -> str | None:
+    params = data.get("params")
+    doc = params.get("textDocument") if isinstance(params, dict) else None
+    uri = doc.get("uri") if isinstance(doc, dict) else None
+    return uri if isinstance(uri, str) else None
 
 
 _HEADER = re.compile(rb"content-length:", re.IGNORECASE)
@@ -89,6 +101,10 @@ class StdinFrames:
             log.warning("skipped %d bytes of an unframed message", found.start())
             line = line[found.start():]
         if line[:15].lower() == b"content-length:":
+            value = line[15:].strip()
+            if value.isdigit() and int(value) > MAX_FRAME:
+                log.warning("ignored a Content-Length of %s bytes", value.decode())
+                return b"X-Rejected-Content-Length: %s\r\n" % value
             line = b"Content-Length:" + line[15:]  # pygls matches the exact spelling
         return line
 

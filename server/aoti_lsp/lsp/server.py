@@ -22,7 +22,7 @@ from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
 from aoti_lsp.lsp.convert import SOURCE, diagnostic, lsp_range
 from aoti_lsp.lsp.documents import Document
 from aoti_lsp.lsp import guards
-from aoti_lsp.lsp.protocol import Protocol, StdinFrames
+from aoti_lsp.lsp.protocol import LOST_CHANGE, Protocol, StdinFrames
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.project import Project, summarize, summarizers
 from aoti_lsp.rules import all_rules, rule_by_code
@@ -242,6 +242,19 @@ def did_change(ls: AotiServer, params: types.DidChangeTextDocumentParams):
     doc.apply(params.content_changes, params.text_document.version, ls.encoding)
     if ls.settings.get("run", "onType") == "onType":
         guards.schedule(ls, doc)
+
+
+@server.feature(LOST_CHANGE)
+@safe
+def lost_change(ls: AotiServer, uri):
+    """An edit that could not be read: the copy here is stale, so it is dropped, not kept."""
+    if isinstance(uri, str) and ls.docs.pop(uri, None) is not None:
+        ls._results.pop(uri, None)
+        guards.cancel(ls, uri)
+        if not ls.caps.pull_diagnostics:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning,
+            f"aoti-lsp: an edit of {uri} could not be read; close and reopen the file to check it again"))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
