@@ -276,7 +276,8 @@ def test_too_large_message():
     assert "too large" in budget.too_large(budget.MAX_BYTES + 1)
 
 
-def test_sigterm_ends_the_workers(tmp_path):
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_sigterm_and_sigint_end_the_workers(tmp_path, signum, code):
     for i in range(200):
         (tmp_path / f"m{i}.py").write_text(BODY + "x = 1\n" * 3000)
     proc = subprocess.Popen([sys.executable, "-m", "aoti_lsp", "--check", "-j", "2", str(tmp_path)],
@@ -287,8 +288,8 @@ def test_sigterm_ends_the_workers(tmp_path):
         children = _children(proc.pid)
         time.sleep(0.05)
     assert children, "the run never started its workers"
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=30) == 143
+    proc.send_signal(signum)
+    assert proc.wait(timeout=30) == code
     time.sleep(0.5)
     assert not [c for c in children if _alive(c)]
 
