@@ -12,7 +12,7 @@ export TORCHINDUCTOR_CACHE_DIR := $(CURDIR)/.cache/inductor
 TORCH_NEXT ?= 2.14.1
 VENV_NEXT := .venv-torch$(TORCH_NEXT)
 
-.PHONY: setup demo test test-fast test-editors setup-editors test-torch-next bench docs clean
+.PHONY: setup demo test test-fast test-editors setup-editors test-torch-next bench docs fuzz clean
 
 # the tool alone (what `make demo` needs: no torch, ~51 MB)
 $(VENV)/.tool: pyproject.toml
@@ -61,6 +61,10 @@ test: setup setup-editors
 # no torch compiles, no editors: the inner loop
 test-fast: setup
 	$(PY) -m pytest -q -m "not torch" --ignore=tests/editors
+
+# the fuzz suites with thousands of examples (CI runs a few dozen of each)
+fuzz: setup
+	AOTI_FUZZ=long $(PY) -m pytest -q tests/test_fuzz.py tests/lsp/test_fuzz_server.py
 
 bench: setup
 	$(PY) -m pip install -q ruff

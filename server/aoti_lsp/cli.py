@@ -15,7 +15,7 @@ from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
-from aoti_lsp import reporters, runner
+from aoti_lsp import reporters, runner, writes
 from aoti_lsp.fixer import applicable
 from aoti_lsp.noqa import unknown_noqa
 from aoti_lsp.positions import UTF32
@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `aoti-lsp rule X | head`: the reader left, that is fine
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: the workers are already gone (runner.run)
+        print("aoti-lsp: interrupted", file=sys.stderr)
+        return 130
 
 
 def _main(argv: list[str] | None) -> int:
@@ -81,8 +84,7 @@ def _main(argv: list[str] | None) -> int:
         if rest:
             print(f"aoti-lsp serve: unknown arguments {rest} (only --stdio is accepted)", file=sys.stderr)
             return 2
-        serve()
-        return 0
+        return serve()
     if argv and argv[0] == "rule":
         return _rule(argv[1:])
     if argv and argv[0] in ("explain", "inspect"):
@@ -143,6 +145,8 @@ def check(args) -> int:
     items, notes, changed = [], [], 0
     counts = Counter()
     internal = bool(errors)
+    results, failed = _write_all(results, config_for, args, stats.get("together", []))
+    internal |= failed
     for path, old, new, findings, errs in sorted(results, key=lambda r: r[0]):
         for e in errs:
             print(f"aoti-lsp: {'error' if 'internal error' in e else 'warning'}: {e}", file=sys.stderr)
@@ -155,8 +159,6 @@ def check(args) -> int:
             changed += 1
             if args.diff:
                 sys.stdout.write(_diff(path, old, new))
-            else:
-                _write(path, new)
         source = Source(new if new is not None and not args.diff else old, path)
         for f in findings:
             items.append((f, source))
@@ -234,14 +236,35 @@ def _summary(count, counts, changed, args, failed=False, fixed=0):
     print(msg, file=sys.stderr)
 
 
-def _write(path: str, data: bytes) -> None:
-    # write a sibling and rename over: an interrupted run never leaves half a file
-    tmp = f"{path}.aoti-lsp.tmp"
-    mode = os.stat(path).st_mode
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+def _write_all(results, config_for, args, together):
+    """With --fix, writes each changed file (writes.py); files that one fix edited together (a
+    migration) are written all or none. A file left unwritten is checked again as it is on disk,
+    so that its findings are reported where they are. (results, any failure)"""
+    if not args.fix or args.diff:
+        return results, False
+    rows = {r[0]: r for r in results}
+    changed = {p for p, r in rows.items() if r[1] is not None and r[2] is not None and r[1] != r[2]}
+    groups = [sorted(g & changed) for g in together if g & changed]
+    grouped = set().union(*groups) if groups else set()
+    groups += [[p] for p in sorted(changed - grouped)]
+    writer, unwritten, failed = writes.Writer(), [], False
+    for group in groups:
+        try:
+            writer.write_together([(p, rows[p][1], rows[p][2]) for p in group])
+        except writes.Skipped as exc:
+            print(f"aoti-lsp: warning: {exc}" + (f" (nor {', '.join(p for p in group if p not in str(exc))}: "
+                  "they change together)" if len(group) > 1 else ""), file=sys.stderr)
+            unwritten += group
+        except writes.Failed as exc:
+            print(f"aoti-lsp: error: {exc}" + (f" (nor {', '.join(p for p in group if p not in str(exc))}: "
+                  "they change together)" if len(group) > 1 else ""), file=sys.stderr)
+            unwritten += group
+            failed = True
+    out = [r for p, r in rows.items() if p not in unwritten]
+    if unwritten:
+        again, _ = runner.run_projects(unwritten, config_for, ("check", False), 1, use_cache=False)
+        out += [(p, old, None, found, errs) for p, old, _, found, errs in again]
+    return out, failed
 
 
 def _diff(path: str, old: bytes, new: bytes) -> str:

@@ -8,6 +8,7 @@ from functools import cached_property
 
 from tree_sitter import Node
 
+from aoti_lsp import budget
 from aoti_lsp.config import Config
 from aoti_lsp.findings import Finding
 from aoti_lsp.names import Names
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 class Result:
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # rules that raised: reported, never fatal
+    skipped: str | None = None  # why the file was not analysed (budget.py), if it was not
 
 
 class Context:
@@ -33,6 +35,9 @@ class Context:
         self.project = project  # cross-file facts, when the caller has them
         self.shared: dict = {}  # per-analysis state of a rule family (devices, jagged): dies with the context
         self._calls: dict[frozenset, list[tuple[Node, str]]] = {}
+        # analyses several rules share (devices, jagged), keyed by module: they live and die
+        # with this Context (a module-level weak map whose values hold the Context never frees it)
+        self.shared: dict = {}
 
     @cached_property
     def facts(self):
@@ -97,6 +102,17 @@ def _alias_made_by(ident: Node) -> str | None:
 
 
 def analyze(source: Source, config: Config | None = None, rules: tuple[Rule, ...] | None = None, project=None) -> Result:
+    """The findings of one file, within the time budget (budget.py)."""
+    try:
+        with budget.deadline():
+            return _analyze(source, config, rules, project)
+    except budget.OverBudget as exc:
+        if budget.armed():
+            raise  # an enclosing deadline (a whole fix run) owns it
+        return Result(errors=[f"{source.path}: {exc}"], skipped=str(exc))
+
+
+def _analyze(source: Source, config: Config | None, rules, project) -> Result:
     config = config or Config()
     result = Result()
     active = [
@@ -117,11 +133,25 @@ def analyze(source: Source, config: Config | None = None, rules: tuple[Rule, ...
                 f.path = source.path
                 result.findings.append(f)
         except Exception as exc:  # a broken rule must not take the file (or the server) down
+            if _unparsable(exc):  # code nested too deep, or libcst rejects it: the file's limit, not a bug
+                result.errors.append(f"{source.path}: note: {rule.code} skipped this file: {_short(exc)}")
+                continue
             log.exception("rule %s failed on %s", rule.code, source.path)
             result.errors.append(f"{source.path}: internal error in rule {rule.code}: {exc!r}")
     result.findings = [f for f in result.findings if not _suppressed(source, f)]
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+def _unparsable(exc: BaseException) -> bool:
+    # by name: libcst is imported only when a fix is built
+    return isinstance(exc, RecursionError) or type(exc).__name__ == "ParserSyntaxError"
+
+
+def _short(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to analyse"
+    return "libcst cannot parse it: " + str(exc).strip().splitlines()[0][:120]
 
 
 def _suppressed(source: Source, finding: Finding) -> bool:

@@ -1,21 +1,24 @@
-"""Applying fixes: all-or-nothing per fix, never two overlapping edits, re-lint until stable,
-and a fix whose result does not parse is dropped (the file on disk is never corrupted)."""
+"""Applying fixes: all-or-nothing per fix, never two overlapping edits, re-lint until stable.
+Python's compiler decides: a file it rejects is not rewritten, and a fix whose result it rejects
+is dropped (the file on disk is never corrupted). Edits keep the file's layout (layout.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from aoti_lsp import budget
 from aoti_lsp.config import Config
 from aoti_lsp.engine import analyze
 from aoti_lsp.findings import Applicability, Edit, Finding, Fix
-from aoti_lsp.source import Source, parser
+from aoti_lsp.layout import adapt, compile_error
+from aoti_lsp.source import Source
 
 MAX_PASSES = 10
 
 
 def apply_edits(data: bytes, edits: list[Edit] | tuple[Edit, ...]) -> bytes:
     out, last = [], 0
-    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+    for e in sorted(adapt(data, edits), key=lambda e: (e.start, e.end)):
         out.append(data[last : e.start])
         out.append(e.text.encode("utf-8"))
         last = e.end
@@ -52,8 +55,22 @@ class FixResult:
 
 
 def fix_source(source: Source, config: Config | None = None, unsafe: bool = False, project=None) -> FixResult:
+    """Fixes applied until none is left, within the time budget (budget.py)."""
+    try:
+        with budget.deadline():
+            return _fix_source(source, config, unsafe, project)
+    except budget.OverBudget as exc:
+        if budget.armed():
+            raise
+        return FixResult(source.data, 0, [], [f"{source.path}: {exc}; not fixed"])
+
+
+def _fix_source(source: Source, config: Config | None, unsafe: bool, project) -> FixResult:
     data, applied, rejected = source.data, 0, set()
-    had_errors = source.tree.root_node.has_error
+    why = compile_error(data, source.path)
+    if why is not None:
+        result = analyze(source, config, project=project)
+        return FixResult(data, 0, result.findings, [*result.errors, f"{source.path}: not fixed: Python cannot compile it ({why})"])
     for _ in range(MAX_PASSES):
         current = Source(data, source.path)
         result = analyze(current, config, project=project)
@@ -61,15 +78,16 @@ def fix_source(source: Source, config: Config | None = None, unsafe: bool = Fals
         fixes = choose(findings, unsafe)
         if not fixes:
             return FixResult(data, applied, result.findings, result.errors)
-        # each candidate is checked on top of the fixes accepted before it in this pass
-        accepted: list[Fix] = []
-        for fix in fixes:
-            candidate = apply_edits(data, [e for f in (*accepted, fix) for e in f.edits])
-            if not had_errors and parser().parse(candidate).root_node.has_error:
-                key = next(((f.code, f.start, f.fix.title) for f in findings if f.fix is fix), None)
-                rejected.add(key)
-                continue
-            accepted.append(fix)
+        accepted = fixes
+        if compile_error(apply_edits(data, [e for f in fixes for e in f.edits]), source.path) is not None:
+            # one of them breaks the file: each candidate on top of those accepted before it
+            accepted = []
+            for fix in fixes:
+                candidate = apply_edits(data, [e for f in (*accepted, fix) for e in f.edits])
+                if compile_error(candidate, source.path) is not None:
+                    rejected.add(next(((f.code, f.start, f.fix.title) for f in findings if f.fix is fix), None))
+                    continue
+                accepted.append(fix)
         if accepted:
             data = apply_edits(data, [e for f in accepted for e in f.edits])
             applied += len(accepted)

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from aoti_lsp import budget
 from aoti_lsp.config import Config
 from aoti_lsp.engine import Context
 from aoti_lsp.rules import all_rules
@@ -37,19 +38,26 @@ def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
         return out
     ctx = source.context = Context(source, config or Config())  # the check of this source reuses it
     try:
-        facts = ctx.facts.summary()
-        if facts:
-            out[FACTS] = facts
-    except Exception:
-        log.exception("facts summary failed for %s", source.path)
-    for rule in rules:
-        try:
-            value = rule.summarize(ctx)
-        except Exception:
-            log.exception("summary of %s failed for %s", rule.code, source.path)
-            continue
-        if value:
-            out[rule.code] = value
+        with budget.deadline():  # a summary that never ends must not hang the run (issue 11)
+            try:
+                facts = ctx.facts.summary()
+                if facts:
+                    out[FACTS] = facts
+            except Exception:
+                log.exception("facts summary failed for %s", source.path)
+            for rule in rules:
+                try:
+                    value = rule.summarize(ctx)
+                except Exception:
+                    log.exception("summary of %s failed for %s", rule.code, source.path)
+                    continue
+                if value:
+                    out[rule.code] = value
+    except budget.OverBudget:
+        if budget.armed():
+            raise
+        log.warning("summary of %s: over the time budget, skipped", source.path)
+        return {}
     return out
 
 

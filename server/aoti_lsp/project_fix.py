@@ -26,6 +26,7 @@ class FileFix:
     old: bytes
     new: bytes
     applied: int = 0
+    together: set[str] = field(default_factory=set)  # files a fix edited with this one: written together or not at all
     remaining: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -101,6 +102,9 @@ def _fix(files, names, valid, summary_keys, config, unsafe, project) -> dict[str
         for fix, by_file in accepted:
             first = next(iter(by_file))
             files[first].applied += 1
+            group = set(by_file).union(*(files[p].together for p in by_file))
+            for p in group:
+                files[p].together = group
         for p in dirty:  # other files' findings may depend on what these now say
             source = Source(files[p].new, files[p].path)
             project.update(summary_keys.get(p, files[p].path), summarize(source, config))
@@ -108,6 +112,7 @@ def _fix(files, names, valid, summary_keys, config, unsafe, project) -> dict[str
         findings[key] = _analyze(files[key], config, project)
     for key, f in files.items():
         f.remaining = findings.get(key, [])
+        f.together = {files[p].path for p in f.together}
     return {f.path: f for f in files.values()}
 
 

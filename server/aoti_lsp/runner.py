@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
+import threading
 
 from aoti_lsp import cache as cachemod
 from aoti_lsp import files
+from aoti_lsp import budget
 from aoti_lsp.engine import analyze
 from aoti_lsp.fixer import applicable
 from aoti_lsp.project_fix import compiles, fix_project
@@ -23,7 +26,7 @@ from aoti_lsp.project import Project, summarize, summarizers
 from aoti_lsp.rules import all_rules
 from aoti_lsp.source import Source, SourceError, decode_check
 
-MAX_BYTES = 10 * 1024 * 1024
+MAX_BYTES = budget.MAX_BYTES  # the server's cap too
 PARALLEL_MIN = 64  # below this many files, starting processes costs more than it saves
 CHUNK = 48  # files per pass-1 task: small enough to balance, large enough to be cheap to send
 
@@ -137,6 +140,8 @@ def _fix(results, cfg, unsafe: bool, project, stats: dict):
         fixed = fix_project(sources, cfg, unsafe, project)
         out += [(f.path, f.old, f.new, f.remaining, f.errors) for f in fixed.values()]
         stats["fixed"] = stats.get("fixed", 0) + sum(f.applied for f in fixed.values())
+        groups = {frozenset(f.together) for f in fixed.values() if len(f.together) > 1}
+        stats.setdefault("together", []).extend(sorted(groups, key=sorted))
     return out
 
 
@@ -160,6 +165,31 @@ def _run(paths, cfg, mode, jobs, scan, root, cache):
     tasks, outbox = ctx.Queue(), ctx.Queue()
     n = min(jobs, max(len(index.misses), work))
     workers = []
+    restore = _exit_on_sigterm()
+    try:
+        return _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers)
+    except BaseException:  # SIGTERM, Ctrl-C, a failed worker: the workers end with us
+        for proc, _ in workers:
+            proc.kill()
+        raise
+    finally:
+        restore()
+
+
+def _exit_on_sigterm():
+    """SIGTERM becomes SystemExit(143) in this process, so the pool's clean-up runs (by default
+    the process dies on the spot and leaves its workers running). Returns the undo."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers):
     for wid in range(n):
         inbox = ctx.Queue()
         proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox, index.checked, index.prior), daemon=True)

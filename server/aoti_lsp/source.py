@@ -7,6 +7,7 @@ any AOTI code costs a reparse and a few `bytes.find` scans, whatever the file si
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from functools import cached_property
 from importlib import resources
@@ -23,6 +24,15 @@ _queries: dict[str, Query] = {}
 
 def parser() -> Parser:
     return Parser(LANGUAGE)
+
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def parse_text(data: bytes) -> bytes:
+    """What tree-sitter parses: `data` with each lone "\\r" as "\\n". Python ends a line there too
+    and tree-sitter would not; same length, so every byte offset still points into `data`."""
+    return _LONE_CR.sub(b"\n", data) if b"\r" in data else data
 
 
 def query(name: str) -> Query:
@@ -77,7 +87,7 @@ class Source:
     @property
     def tree(self) -> Tree:
         if self._tree is None:
-            self._tree = parser().parse(self.data)
+            self._tree = parser().parse(parse_text(self.data))
         return self._tree
 
     @property

@@ -8,6 +8,7 @@ import os
 from lsprotocol import types
 
 from aoti_lsp.findings import Edit, Finding, Severity, plain_text, severity_of
+from aoti_lsp.layout import adapt
 from aoti_lsp.noqa import add_code
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.rules import rule_by_code
@@ -54,7 +55,7 @@ def fix_data(source: Source, fix, encoding: str, caps) -> dict:
         "title": fix.title,
         "applicability": fix.applicability.value,
         "snippet": fix.snippet and caps.snippet_edits,
-        "edits": text_edits(source.lines, fix.edits, encoding, snippet=fix.snippet, keep_snippet=caps.snippet_edits),
+        "edits": text_edits(source.lines, adapt(source.data, fix.edits), encoding, snippet=fix.snippet, keep_snippet=caps.snippet_edits),
     }
 
 

@@ -2,14 +2,16 @@
 
 pygls applies each change to its own copy before our handler runs, so we keep ours and
 apply the same changes, turning LSP ranges into byte offsets (positions.py) for tree.edit.
+A document over the size cap (budget.py) is kept as text only: never parsed, never analysed.
 """
 
 from __future__ import annotations
 
 from lsprotocol import types
 
+from aoti_lsp import budget
 from aoti_lsp.positions import LineIndex
-from aoti_lsp.source import Source, parser
+from aoti_lsp.source import Source, parse_text, parser
 
 _PARSER = parser()
 
@@ -17,9 +19,14 @@ _PARSER = parser()
 class Document:
     def __init__(self, uri: str, path: str, text: str, version: int | None):
         self.uri, self.path, self.version = uri, path, version
-        self.data = text.encode("utf-8")
-        self.tree = _PARSER.parse(self.data)
+        self.data = utf8(text)
+        self.tree = None if self.too_large else _PARSER.parse(parse_text(self.data))
         self._lines: LineIndex | None = None
+
+    @property
+    def too_large(self) -> str | None:
+        """Why this document is not analysed (None: it is)."""
+        return budget.too_large(len(self.data))
 
     @property
     def lines(self) -> LineIndex:
@@ -32,28 +39,37 @@ class Document:
         for change in changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
                 self._edit(change.range, change.text, encoding)
-                edited = True
+                edited = self.tree is not None
             else:  # whole-document change
-                self.data = change.text.encode("utf-8")
-                self.tree = _PARSER.parse(self.data)
+                self.data = utf8(change.text)
+                self.tree = None
                 self._lines = None
                 edited = False
-        if edited:
-            self.tree = _PARSER.parse(self.data, self.tree)
+        if self.too_large:
+            self.tree = None
+        elif self.tree is None:
+            self.tree = _PARSER.parse(parse_text(self.data))
+        elif edited:
+            self.tree = _PARSER.parse(parse_text(self.data), self.tree)
         self.version = version
 
     def _edit(self, rng: types.Range, text: str, encoding: str) -> None:
         lines = self.lines
         start = lines.offset(rng.start.line, rng.start.character, encoding)
         end = max(start, lines.offset(rng.end.line, rng.end.character, encoding))
-        new = text.encode("utf-8")
-        start_point, old_end_point = lines.point(start), lines.point(end)
-        if b"\n" in new:
-            new_end_point = (start_point[0] + new.count(b"\n"), len(new) - new.rfind(b"\n") - 1)
-        else:
-            new_end_point = (start_point[0], start_point[1] + len(new))
-        self.data = self.data[:start] + new + self.data[end:]
+        new = utf8(text)
+        old = self.data
+        self.data = old[:start] + new + old[end:]
         self._lines = lines.edited(start, end, new, self.data)
+        if self.tree is None:
+            return
+        if old[start - 1 : start] == b"\r" or b"\r" in new:
+            # the parser sees a lone "\r" as "\n" (parse_text): a "\r" that an edit joins to a
+            # "\n" changes a byte outside the edit, so parse again, whole
+            self.tree = None
+            return
+        start_point, old_end_point = lines.point(start), lines.point(end)
+        new_end_point = self._lines.point(start + len(new))
         self.tree.edit(
             start_byte=start, old_end_byte=end, new_end_byte=start + len(new),
             start_point=start_point, old_end_point=old_end_point, new_end_point=new_end_point,
@@ -64,3 +80,12 @@ class Document:
         if self._lines is not None:
             src.__dict__["lines"] = self._lines  # share the line index (cached_property slot)
         return src
+
+
+def utf8(text: str) -> bytes:
+    """A lone surrogate (JSON allows "\\ud800") becomes U+FFFD, one unit in every encoding the
+    client may count in: the document still opens, its positions still line up."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")

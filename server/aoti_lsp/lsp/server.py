@@ -6,13 +6,14 @@ import functools
 import logging
 import os
 import asyncio
+import sys
 from enum import Enum
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from aoti_lsp import __version__
+from aoti_lsp import __version__, budget
 from aoti_lsp import config as configmod
 from aoti_lsp.engine import Result, analyze
 from aoti_lsp import runner
@@ -25,6 +26,8 @@ from aoti_lsp.lsp import hover as hover_mod, triage
 from aoti_lsp.lsp.documents import Document
 from aoti_lsp.lsp.protocol import Protocol
 from aoti_lsp.lsp.refresh import Sent
+from aoti_lsp.lsp import guards
+from aoti_lsp.lsp.protocol import LOST_CHANGE, StdinFrames
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.project import Project, summarize, summarizers
 from aoti_lsp.rules import all_rules, rule_by_code
@@ -72,6 +75,8 @@ class AotiServer(LanguageServer):
         self.generation = 0  # bumps when settings or config files change: part of result ids
         self.config_errors: set[str] = set()
         self.sent = Sent()  # what each document's client holds: refresh only what changed
+        self.exit_code = 0
+        self.pending: dict[str, asyncio.Future] = {}  # uri -> its scheduled recheck (guards.py)
 
     # -- state ---------------------------------------------------------------------------
     @property
@@ -95,15 +100,18 @@ class AotiServer(LanguageServer):
         cached = self._results.get(doc.uri)
         if cached and cached[0] == key:
             return cached[1]
-        result = analyze(doc.source(), cfg, project=self.project)
+        result = guards.bounded(lambda: analyze(doc.source(), cfg, project=self.project), doc)
         for err in result.errors:
             self.window_log_message(types.LogMessageParams(types.MessageType.Error, err))
         self._results[doc.uri] = (key, result)
         return result
 
     def diagnostics(self, doc: Document) -> list[types.Diagnostic]:
+        result = self.result(doc)
+        if result.skipped:
+            return [guards.skipped_diagnostic(result.skipped)]
         source = doc.source()
-        return [diagnostic(source, f, self.encoding, self.caps, self.lines_of) for f in self.result(doc).findings]
+        return [diagnostic(source, f, self.encoding, self.caps, self.lines_of) for f in result.findings]
 
     def lines_of(self, path: str) -> LineIndex | None:
         for doc in self.docs.values():
@@ -140,13 +148,15 @@ class AotiServer(LanguageServer):
                 self.publish(doc, items)
 
     def update_summary(self, path: str, source: Source | None) -> bool:
-        summary = summarize(source, self.config_for(path)) if source is not None else {}
+        summary = {}
+        if source is not None and not budget.too_large(len(source.data)):
+            summary = guards.bounded(lambda: summarize(source, self.config_for(path)), None) or {}
         return self.project.update(os.path.abspath(path), summary)
 
     def recheck(self, doc: Document) -> None:
         """After a document changed: its summary first (other files may depend on it), then
         its diagnostics, or every open document's when the summary changed."""
-        changed = self.update_summary(doc.path, doc.source())
+        changed = self.update_summary(doc.path, None if doc.too_large else doc.source())
         self.publish(doc)
         if changed:
             self.refresh_all(skip=doc.uri)
@@ -237,7 +247,20 @@ def did_change(ls: AotiServer, params: types.DidChangeTextDocumentParams):
         return
     doc.apply(params.content_changes, params.text_document.version, ls.encoding)
     if ls.settings.get("run", "onType") == "onType":
-        ls.recheck(doc)
+        guards.schedule(ls, doc)
+
+
+@server.feature(LOST_CHANGE)
+@safe
+def lost_change(ls: AotiServer, uri):
+    """An edit that could not be read: the copy here is stale, so it is dropped, not kept."""
+    if isinstance(uri, str) and ls.docs.pop(uri, None) is not None:
+        ls._results.pop(uri, None)
+        guards.cancel(ls, uri)
+        if not ls.caps.pull_diagnostics:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning,
+            f"aoti-lsp: an edit of {uri} could not be read; close and reopen the file to check it again"))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -254,6 +277,7 @@ def did_close(ls: AotiServer, params: types.DidCloseTextDocumentParams):
     doc = ls.docs.pop(params.text_document.uri, None)
     ls._results.pop(params.text_document.uri, None)
     ls.sent.forget(params.text_document.uri)
+    guards.cancel(ls, params.text_document.uri)
     if doc is not None and not ls.caps.pull_diagnostics:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(params.text_document.uri, []))
 
@@ -303,6 +327,8 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
         source = None
         if event.type != types.FileChangeType.Deleted and os.path.isfile(path):
             try:
+                if budget.too_large(os.path.getsize(path)):
+                    raise SourceError("too large")
                 with open(path, "rb") as fh:
                     data = fh.read()
                 decode_check(data)
@@ -354,6 +380,8 @@ def _workspace_edit(ls: AotiServer, doc: Document, edits: list, snippet: bool = 
 
 
 def _fix_all(ls: AotiServer, doc: Document, unsafe: bool, codes: list[str] | None = None):
+    if doc.too_large:
+        return None
     cfg = ls.config_for(doc.path)
     if codes:
         cfg = cfg.with_overrides(select=codes)
@@ -453,9 +481,15 @@ def explain_command(ls: AotiServer, *args):
     return safe(triage.run)(ls, list(args))
 
 
-def serve() -> None:
+def serve() -> int:
     level = os.environ.get("AOTI_LSP_LOG", "WARNING")
     logging.basicConfig(level=level, format="aoti-lsp %(levelname)s %(message)s")
     if "AOTI_LSP_LOG" not in os.environ:
         logging.getLogger("pygls").setLevel(logging.ERROR)  # e.g. "Cancel notification for unknown message id"
-    server.start_io()
+    server.start_io(StdinFrames(sys.stdin.buffer))
+    return server.exit_code
+
+
+@server.feature(types.EXIT)
+def on_exit(ls: AotiServer, params):
+    ls.exit_code = 0 if ls.protocol._shutdown else 1  # pygls computes this, then loses it

@@ -1,0 +1,62 @@
+"""Bounds on the work spent on one file: a size cap (the CLI's and the server's) and a time
+budget. Past either, the file gets a clear "analysis skipped" note instead of a hang.
+
+The time budget is a SIGALRM timer, so it can stop pure-Python work that never returns (a
+look-up that loops); it is armed only on a main thread (the CLI, its workers, the server's
+event loop) and not nested: an inner `deadline()` under an armed one does nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from contextlib import contextmanager
+
+MAX_BYTES = 10 * 1024 * 1024
+SECONDS = float(os.environ.get("AOTI_LSP_TIME_BUDGET", "20"))  # per file and per fix run; 0: none
+SERVER_SECONDS = min(SECONDS, 5.0) if SECONDS > 0 else 0  # per analysis in the server: it must answer
+
+_armed = False
+
+
+class OverBudget(BaseException):
+    """The file's analysis went past the time budget. A BaseException, so that the
+    `except Exception` guards around each rule do not swallow it."""
+
+
+def too_large(size: int) -> str | None:
+    if size > MAX_BYTES:
+        return f"analysis skipped: too large ({size / 1024 / 1024:.1f} MB, the limit is {MAX_BYTES // 1024 // 1024} MB)"
+    return None
+
+
+def too_slow(seconds: float = SECONDS) -> str:
+    return f"analysis skipped: too slow (over the {seconds:g} s budget)"
+
+
+def armed() -> bool:
+    return _armed
+
+
+@contextmanager
+def deadline(seconds: float | None = None):
+    """Raise OverBudget in the body after `seconds` (default SECONDS)."""
+    global _armed
+    seconds = SECONDS if seconds is None else seconds
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if _armed or not usable or seconds <= 0:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise OverBudget(too_slow(seconds))
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    _armed = True
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        _armed = False

@@ -1,0 +1,310 @@
+"""Issue 11: files --fix must not damage or touch, writes that must not be hijacked, bounded work.
+Each test is one item of the issue; the fuzz suite (test_fuzz.py) checks the same invariants on
+generated files."""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from aoti_lsp import budget
+from aoti_lsp.cli import main
+from aoti_lsp.engine import analyze
+from aoti_lsp.findings import Edit
+from aoti_lsp.fixer import apply_edits, fix_source
+from aoti_lsp.layout import adapt, compile_error, header_end
+from aoti_lsp.positions import LineIndex
+from aoti_lsp.source import Source
+
+# the migration inserts `import torch` at the top of the file (no module-level import to go under)
+BODY = 'def f(p):\n    from torch._export import aot_load\n    return aot_load(p, "cpu")\n'
+FIXED_BODY = "import torch\ndef f(p):\n    return torch._inductor.aoti_load_package(p)\n"
+
+
+def fix(tmp_path, name: str, data: bytes, *extra: str) -> tuple[int, bytes]:
+    path = tmp_path / name
+    path.write_bytes(data)
+    code = main(["--check", "--fix", "--unsafe-fixes", "-q", *extra, str(path)])
+    return code, path.read_bytes()
+
+
+# -- layout ---------------------------------------------------------------------------------------
+def test_bom_stays_first(tmp_path):
+    code, out = fix(tmp_path, "m.py", b"\xef\xbb\xbf" + BODY.encode())
+    assert out == b"\xef\xbb\xbf" + FIXED_BODY.encode()
+    assert compile_error(out) is None
+
+
+def test_shebang_and_cookie_stay_on_lines_1_and_2(tmp_path):
+    head = "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n"
+    code, out = fix(tmp_path, "m.py", (head + BODY).encode())
+    assert out.decode() == head + FIXED_BODY
+
+
+def test_cookie_under_a_comment_stays_on_line_2():
+    data = b"# a comment\n# vim: set fileencoding=utf-8 :\nx = 1\n"
+    assert header_end(data) == data.index(b"x")
+    assert header_end(b"x = 1\n# coding: utf-8\n") == 0  # line 2 under code is no cookie
+    # a shebang without a line ending: the insertion brings its own
+    assert apply_edits(b"#!/bin/python", [Edit(0, 0, "import torch\n")]) == b"#!/bin/python\nimport torch\n"
+
+
+def test_crlf_file_gets_crlf_lines(tmp_path):
+    code, out = fix(tmp_path, "m.py", BODY.replace("\n", "\r\n").encode())
+    assert out.decode() == FIXED_BODY.replace("\n", "\r\n")
+
+
+def test_lone_cr_file_is_analysed_and_fixed(tmp_path):
+    data = BODY.replace("\n", "\r").encode()
+    findings = analyze(Source(data, "m.py")).findings
+    assert [(f.code, Source(data).lines.point(f.start)[0]) for f in findings] == [("AOTI002", 2)]
+    code, out = fix(tmp_path, "m.py", data)
+    assert out.decode() == FIXED_BODY.replace("\n", "\r")
+
+
+def test_edits_never_touch_the_bom():
+    data = b"\xef\xbb\xbfimport os\nx = 1\n"
+    assert adapt(data, [Edit(0, 10, "")]) == [Edit(3, 10, "")]
+
+
+@pytest.mark.parametrize("data", [b"a\rb\r\nc\nd", b"\r\r\n\n\r", b"", b"x\r", b"\n\r"])
+def test_line_index_ends_lines_like_python(data):
+    index = LineIndex(data)
+    assert [index.line_bytes(i) for i in range(index.line_count)] == data.splitlines() + (
+        [b""] if not data or data.endswith((b"\r", b"\n")) else [])
+
+
+# -- Python's compiler decides ------------------------------------------------------------------
+@pytest.mark.parametrize("bad, kind", [
+    ("if p:\n\tx = 1\n        y = 2\n", "TabError"),
+    ("if p:\n    x = 1\n  y = 2\n", "IndentationError"),
+    ("y = " + "(" * 210 + "1" + ")" * 210 + "\n", "SyntaxError"),  # too many nested parentheses
+])
+def test_files_python_rejects_are_not_rewritten(tmp_path, bad, kind, capsys):
+    data = (BODY + bad).encode()
+    code, out = fix(tmp_path, "m.py", data)
+    assert out == data
+    assert f"not fixed: Python cannot compile it ({kind}" in capsys.readouterr().err
+    assert code == 1  # findings remain; no internal error
+
+
+def test_deep_nesting_is_a_note_not_an_internal_error(tmp_path, capsys):
+    # deeper than the recursion limit of a recursive walker: never "internal error", never exit 2
+    deep = "".join(" " * i + "if p:\n" for i in range(120)) + " " * 120 + "r = torch._export.aot_load(p, 'cpu')\n"
+    code, out = fix(tmp_path, "m.py", ("import torch\n" + deep).encode())
+    err = capsys.readouterr().err
+    assert "internal error" not in err and code in (0, 1)
+
+
+@pytest.mark.parametrize("error", [RecursionError("maximum recursion depth exceeded"), "ParserSyntaxError"])
+def test_libcst_and_recursion_errors_are_a_note(monkeypatch, error):
+    from aoti_lsp.rules import all_rules
+
+    if error == "ParserSyntaxError":
+        from libcst import ParserSyntaxError, parse_statement
+
+        try:
+            parse_statement("if x:\n\ty = 1\n        z = 2\n")
+        except ParserSyntaxError as exc:
+            error = exc
+    rule = next(r for r in all_rules() if r.code == "AOTI002")
+
+    def broken(self, ctx):
+        raise error
+        yield
+
+    monkeypatch.setattr(type(rule), "check", broken)
+    result = analyze(Source(b"import torch\nr = torch._export.aot_load(p, 'cpu')\n", "m.py"))
+    assert len(result.errors) == 1 and "note: AOTI002 skipped this file" in result.errors[0]
+    assert "internal error" not in result.errors[0]
+
+
+# -- safe writes --------------------------------------------------------------------------------
+def test_planted_symlink_at_the_old_temp_name_is_not_followed(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    victim.chmod(0o600)
+    (tmp_path / "m.py.aoti-lsp.tmp").symlink_to(victim)
+    code, out = fix(tmp_path, "m.py", BODY.encode())
+    assert out.decode() == FIXED_BODY
+    assert victim.read_text() == "precious\n" and stat.S_IMODE(victim.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py", "m.py.aoti-lsp.tmp", "victim.txt"]
+
+
+def test_symlink_is_written_through_once_and_kept(tmp_path):
+    real = tmp_path / "real.py"
+    real.write_text(BODY)
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    code = main(["--check", "--fix", "--unsafe-fixes", "-q", str(link), str(real)])
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == FIXED_BODY
+
+
+def test_mode_is_kept(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(BODY)
+    path.chmod(0o751)
+    main(["--check", "--fix", "--unsafe-fixes", "-q", str(path)])
+    assert path.read_text() == FIXED_BODY and stat.S_IMODE(path.stat().st_mode) == 0o751
+
+
+def test_read_only_file_is_skipped_with_a_message(tmp_path, capsys):
+    path = tmp_path / "m.py"
+    path.write_text(BODY)
+    path.chmod(0o444)
+    code = main(["--check", "--fix", "--unsafe-fixes", "-q", str(path)])
+    assert path.read_text() == BODY
+    assert "read-only file, not fixed" in capsys.readouterr().err
+    assert code == 1  # its finding is still reported
+
+
+def test_hard_links_are_not_split(tmp_path, capsys):
+    path = tmp_path / "m.py"
+    path.write_text(BODY)
+    os.link(path, tmp_path / "other.py")
+    main(["--check", "--fix", "--unsafe-fixes", "-q", str(path)])
+    assert (tmp_path / "other.py").stat().st_ino == path.stat().st_ino
+    assert "hard links, not fixed" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_owner_is_kept(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(BODY)
+    os.chown(path, 12345, 12345)
+    main(["--check", "--fix", "--unsafe-fixes", "-q", str(path)])
+    assert path.read_text() == FIXED_BODY and (path.stat().st_uid, path.stat().st_gid) == (12345, 12345)
+
+
+def test_read_only_folder_reports_goes_on_and_exits_2(tmp_path, capsys, monkeypatch):
+    locked, free = tmp_path / "locked", tmp_path / "free"
+    locked.mkdir()
+    free.mkdir()
+    (locked / "a.py").write_text(BODY)
+    (free / "b.py").write_text(BODY)
+    if os.geteuid() == 0:  # root writes anywhere: fail the temp file as a read-only folder would
+        import tempfile
+
+        real = tempfile.mkstemp
+
+        def mkstemp(*a, dir=None, **k):
+            if dir and os.path.samefile(dir, locked):
+                raise PermissionError(13, "Permission denied")
+            return real(*a, dir=dir, **k)
+
+        monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    locked.chmod(0o555)
+    try:
+        code = main(["--check", "--fix", "--unsafe-fixes", "-q", str(locked), str(free)])
+    finally:
+        locked.chmod(0o755)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "a.py: not written: cannot create a file in" in err and "Traceback" not in err
+    assert (free / "b.py").read_text() == FIXED_BODY and (locked / "a.py").read_text() == BODY
+
+
+def test_concurrent_fix_runs_do_not_crash(tmp_path):
+    for i in range(20):
+        (tmp_path / f"m{i}.py").write_text(BODY)
+    cmd = [sys.executable, "-m", "aoti_lsp", "--check", "--fix", "--unsafe-fixes", "-q", "-j", "1", str(tmp_path)]
+    with ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(lambda _: subprocess.run(cmd, capture_output=True, text=True, timeout=120), range(4)))
+    for run in runs:
+        assert run.returncode in (0, 1) and "Traceback" not in run.stderr, run.stderr
+    assert all((tmp_path / f"m{i}.py").read_text() == FIXED_BODY for i in range(20))
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+# -- bounded work -------------------------------------------------------------------------------
+def test_a_rule_that_never_returns_is_cut_by_the_budget(monkeypatch):
+    from aoti_lsp.rules import all_rules
+
+    rule = next(r for r in all_rules() if r.code == "AOTI002")
+
+    def forever(ctx):
+        while True:
+            pass
+        yield
+
+    monkeypatch.setattr(type(rule), "check", lambda self, ctx: forever(ctx))
+    monkeypatch.setattr(budget, "SECONDS", 0.5)
+    started = time.monotonic()
+    result = analyze(Source(b"import torch\nr = torch._export.aot_load(p, 'cpu')\n", "m.py"))
+    assert time.monotonic() - started < 5
+    assert result.skipped and "too slow" in result.skipped and "too slow" in result.errors[0]
+    fixed = fix_source(Source(b"import torch\nr = torch._export.aot_load(p, 'cpu')\n", "m.py"), unsafe=True)
+    assert "too slow" in fixed.errors[0] and fixed.applied == 0
+
+
+def test_global_torch_does_not_hang_the_cli(tmp_path):
+    """The look-up itself is the lead's (names.py); this guards that no such loop hangs --check."""
+    path = tmp_path / "m.py"
+    path.write_text("global torch\nimport torch\nr = torch._export.aot_load(p, 'cpu')\n")
+    env = {**os.environ, "AOTI_LSP_TIME_BUDGET": "3"}
+    run = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", str(path)], capture_output=True,
+                         text=True, timeout=60, env=env)
+    assert run.returncode in (0, 1), run.stderr
+
+
+def test_no_context_outlives_its_analysis():
+    """devices/jagged cached their analyses in module-level weak maps whose values held the key:
+    every Context (source, tree) ever analysed stayed alive."""
+    import gc
+
+    from aoti_lsp.engine import Context
+
+    text = b"import torch\nso = torch._export.aot_compile(m, (torch.randn(2, device='cuda'),))\nr = torch._export.aot_load(so, 'cpu')\ny = r(x.cpu())\n"
+    def alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, Context) for o in gc.get_objects())
+
+    before = alive()  # another test may still hold one
+    for _ in range(20):
+        assert {f.code for f in analyze(Source(text)).findings} >= {"AOTI101", "AOTI102"}
+    assert alive() <= before
+
+
+def test_too_large_message():
+    assert budget.too_large(budget.MAX_BYTES) is None
+    assert "too large" in budget.too_large(budget.MAX_BYTES + 1)
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_sigterm_and_sigint_end_the_workers(tmp_path, signum, code):
+    for i in range(200):
+        (tmp_path / f"m{i}.py").write_text(BODY + "x = 1\n" * 3000)
+    proc = subprocess.Popen([sys.executable, "-m", "aoti_lsp", "--check", "-j", "2", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    children = []
+    deadline = time.monotonic() + 30
+    while not children and time.monotonic() < deadline:
+        children = _children(proc.pid)
+        time.sleep(0.05)
+    assert children, "the run never started its workers"
+    proc.send_signal(signum)
+    assert proc.wait(timeout=30) == code
+    time.sleep(0.5)
+    assert not [c for c in children if _alive(c)]
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(c) for c in fh.read().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except OSError:
+        return False
