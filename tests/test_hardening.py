@@ -21,9 +21,11 @@ from aoti_lsp.layout import adapt, compile_error, header_end
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.source import Source
 
-# the migration inserts `import torch` at the top of the file (no module-level import to go under)
-BODY = 'def f(p):\n    from torch._export import aot_load\n    return aot_load(p, "cpu")\n'
-FIXED_BODY = "import torch\ndef f(p):\n    return torch._inductor.aoti_load_package(p)\n"
+# the migration inserts `import torch` at the top of the file (no module-level import to go under);
+# compile and load of one artifact: they migrate together (a loader alone would be half a migration)
+BODY = 'def f(m, x):\n    from torch._export import aot_compile, aot_load\n    return aot_load(aot_compile(m, (x,)), "cpu")\n'
+FIXED_BODY = ("import torch\ndef f(m, x):\n    ep = torch.export.export(m, (x,), strict=True)\n"
+              "    return torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))\n")
 
 
 def fix(tmp_path, name: str, data: bytes, *extra: str) -> tuple[int, bytes]:
@@ -62,7 +64,7 @@ def test_crlf_file_gets_crlf_lines(tmp_path):
 def test_lone_cr_file_is_analysed_and_fixed(tmp_path):
     data = BODY.replace("\n", "\r").encode()
     findings = analyze(Source(data, "m.py")).findings
-    assert [(f.code, Source(data).lines.point(f.start)[0]) for f in findings] == [("AOTI002", 2)]
+    assert [(f.code, Source(data).lines.point(f.start)[0]) for f in findings] == [("AOTI002", 2), ("AOTI001", 2)]
     code, out = fix(tmp_path, "m.py", data)
     assert out.decode() == FIXED_BODY.replace("\n", "\r")
 
@@ -133,7 +135,8 @@ def test_planted_symlink_at_the_old_temp_name_is_not_followed(tmp_path):
     code, out = fix(tmp_path, "m.py", BODY.encode())
     assert out.decode() == FIXED_BODY
     assert victim.read_text() == "precious\n" and stat.S_IMODE(victim.stat().st_mode) == 0o600
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py", "m.py.aoti-lsp.tmp", "victim.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".aoti_lsp_cache") == [
+        "m.py", "m.py.aoti-lsp.tmp", "victim.txt"]
 
 
 def test_symlink_is_written_through_once_and_kept(tmp_path):

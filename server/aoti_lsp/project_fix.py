@@ -6,14 +6,13 @@ the edited files are summarised and checked again, until nothing more applies.
 
 from __future__ import annotations
 
-import ast
 import os
-import warnings
 from dataclasses import dataclass, field
 
 from aoti_lsp.engine import analyze
 from aoti_lsp.findings import Edit, Finding, Fix
 from aoti_lsp.fixer import applicable, apply_edits
+from aoti_lsp.layout import compile_error
 from aoti_lsp.project import summarize
 from aoti_lsp.source import Source, SourceError, decode_check
 
@@ -32,14 +31,8 @@ class FileFix:
 
 
 def compiles(data: bytes, path: str) -> bool:
-    """Python's own verdict: what it rejects (an IndentationError, a TabError) is never written."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(data, path, "exec", ast.PyCF_ONLY_AST)
-        return True
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+    """Python's own verdict (layout.compile_error): what it rejects is never written."""
+    return compile_error(data, path) is None
 
 
 def fix_project(sources: list[Source], config, unsafe: bool, project) -> dict[str, FileFix]:

@@ -21,7 +21,8 @@ from aoti_lsp import files
 from aoti_lsp import budget
 from aoti_lsp.engine import analyze
 from aoti_lsp.fixer import applicable
-from aoti_lsp.project_fix import compiles, fix_project
+from aoti_lsp.layout import compile_error
+from aoti_lsp.project_fix import fix_project
 from aoti_lsp.project import Project, summarize, summarizers
 from aoti_lsp.rules import all_rules
 from aoti_lsp.source import Source, SourceError, decode_check
@@ -132,14 +133,16 @@ def _fix(results, cfg, unsafe: bool, project, stats: dict):
         path, old, _, findings, errs = row
         if old is None or not any(applicable(f.fix, unsafe) for f in findings):
             out.append(row)
-        elif not compiles(old, path):  # Python rejects it: never rewritten
-            out.append((path, old, None, findings, [*errs, f"{path}: has syntax errors: fixes not applied"]))
+        elif (why := compile_error(old, path)) is not None:  # Python rejects it: never rewritten
+            out.append((path, old, None, findings, [*errs, f"{path}: not fixed: Python cannot compile it ({why})"]))
         else:
             sources.append(Source(old, path))
     if sources:
         fixed = fix_project(sources, cfg, unsafe, project)
         out += [(f.path, f.old, f.new, f.remaining, f.errors) for f in fixed.values()]
-        stats["fixed"] = stats.get("fixed", 0) + sum(f.applied for f in fixed.values())
+        before = sum(len(r[3]) for r in results if r[0] in {s.path for s in sources})
+        after = sum(len(f.remaining) for f in fixed.values())
+        stats["fixed"] = stats.get("fixed", 0) + max(0, before - after)  # findings resolved, as ruff counts
         groups = {frozenset(f.together) for f in fixed.values() if len(f.together) > 1}
         stats.setdefault("together", []).extend(sorted(groups, key=sorted))
     return out

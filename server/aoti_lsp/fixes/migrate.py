@@ -137,7 +137,8 @@ def _fresh_name(src, base: str) -> str:
 
 
 # -- compile ---------------------------------------------------------------------------------
-def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node], rename: bool = True) -> Fix:
+def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node], rename: bool = True,
+                imports: bool = True) -> Fix:
     cst = _libcst()
     src = ctx.source
     stmt = _statement(call)
@@ -197,7 +198,7 @@ def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node], rename:
     else:
         edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}\n{prefix.decode()}"))
     edits.append(Edit(call.start_byte, call.end_byte, _call(PACKAGE, package_args, indent)))
-    edits += renames + _import_edits(ctx, call)
+    edits += renames + (_import_edits(ctx, call) if imports else [])
     return Fix(
         title="Migrate to torch.export.export + aoti_compile_and_package",
         edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))),
@@ -256,7 +257,7 @@ def _rename_paths(ctx, call: Node, out_path: cst.BaseExpression, other_calls: li
 DEVICE = re.compile(r"^(cpu|cuda|xpu|mps)(?::(\d+))?$")
 
 
-def load_fix(ctx, call: Node, qualname: str, rename: bool = True) -> Fix:
+def load_fix(ctx, call: Node, qualname: str, rename: bool = True, imports: bool = True) -> Fix:
     cst = _libcst()
     src = ctx.source
     _, bound = _args(src.node_text(call), ["so_path", "device"])
@@ -272,7 +273,8 @@ def load_fix(ctx, call: Node, qualname: str, rename: bool = True) -> Fix:
     args = [_arg(path)]
     if m.group(2) is not None:
         args.append(_arg(cst.Integer(m.group(2)), "device_index"))
-    edits = [Edit(call.start_byte, call.end_byte, _call(LOAD, args, _indent(src, call))), *_import_edits(ctx, call)]
+    edits = [Edit(call.start_byte, call.end_byte, _call(LOAD, args, _indent(src, call))),
+             *(_import_edits(ctx, call) if imports else [])]
     return Fix(
         title="Migrate to torch._inductor.aoti_load_package",
         edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))),
@@ -296,22 +298,32 @@ def _literal_device(ctx, call: Node, value: cst.BaseExpression) -> str | None:
 
 # -- imports ---------------------------------------------------------------------------------
 def _import_edits(ctx, call: Node) -> list[Edit]:
-    """`import torch` where the file lacks it; the old import dropped when this was its only use."""
+    return import_edits(ctx, [call])
+
+
+def import_edits(ctx, calls: list[Node]) -> list[Edit]:
+    """For the calls of one file that a migration rewrites together: `import torch` where the
+    file lacks it; each old import dropped when these calls were its only uses."""
     src, names = ctx.source, ctx.names
     edits: list[Edit] = []
-    torch = names.lookup("torch", call.start_byte, names.scope_of(call))
-    if torch is None:
-        edits.append(_import_point(src))
-    elif not (torch.kind == IMPORT and torch.target == "torch"):
-        raise CannotFix("`torch` is bound to something else in this file")
-    parts = dotted_parts(call.child_by_field_name("function")) or []
-    root = parts[0] if parts else "torch"
-    binding = names.lookup(root, call.start_byte, names.scope_of(call)) if root != "torch" else None
-    if binding is None or binding.kind != IMPORT or binding.stmt is None:
-        return edits
-    if uses_outside(src, binding.stmt, root) != [call.start_byte]:
-        return edits
-    edits.append(drop_import_name(src, binding.stmt, root))
+    for call in calls:
+        torch = names.lookup("torch", call.start_byte, names.scope_of(call))
+        if torch is None:
+            if not edits:
+                edits.append(_import_point(src))
+        elif not (torch.kind == IMPORT and torch.target == "torch"):
+            raise CannotFix("`torch` is bound to something else in this file")
+    starts = {c.start_byte for c in calls}
+    drop: dict[int, tuple[Node, set[str]]] = {}
+    for call in calls:
+        parts = dotted_parts(call.child_by_field_name("function")) or []
+        root = parts[0] if parts else "torch"
+        binding = names.lookup(root, call.start_byte, names.scope_of(call)) if root != "torch" else None
+        if binding is None or binding.kind != IMPORT or binding.stmt is None:
+            continue
+        if set(uses_outside(src, binding.stmt, root)) <= starts:
+            drop.setdefault(binding.stmt.id, (binding.stmt, set()))[1].add(root)
+    edits += [drop_import_name(src, stmt, local) for stmt, local in drop.values()]
     return edits
 
 
@@ -320,11 +332,12 @@ def uses_outside(src, stmt: Node, name: str) -> list[int]:
     return [at for at in src.word_occurrences(name) if not stmt.start_byte <= at < stmt.end_byte]
 
 
-def drop_import_name(src, stmt: Node, local: str) -> Edit:
+def drop_import_name(src, stmt: Node, local: str | set[str]) -> Edit:
     cst = _libcst()
+    drop = {local} if isinstance(local, str) else local
     parsed = cst.parse_statement(src.node_text(stmt))
     small = parsed.body[0]
-    kept = [a for a in small.names if (a.asname.name.value if a.asname else _code(a.name)) != local]
+    kept = [a for a in small.names if (a.asname.name.value if a.asname else _code(a.name)) not in drop]
     if kept:
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return Edit(stmt.start_byte, stmt.end_byte, _code(small.with_changes(names=kept)))

@@ -20,7 +20,7 @@ from tree_sitter import Node
 
 from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, unwrap
 from aoti_lsp.findings import Applicability, Edit, Fix
-from aoti_lsp.fixes.migrate import CannotFix, compile_fix, load_fix
+from aoti_lsp.fixes.migrate import CannotFix, compile_fix, import_edits, load_fix
 
 COMPILE_TITLE = "Migrate to torch.export.export + aoti_compile_and_package"
 LOAD_TITLE = "Migrate to torch._inductor.aoti_load_package"
@@ -53,8 +53,9 @@ def migration(ctx, call: Node) -> Fix:
     here = os.path.abspath(ctx.source.path)
     for member in plan.compiles + plan.loads:
         others = [m.call for m in plan.compiles + plan.loads if m.ctx is member.ctx and m.call != member.call]
-        fix = (compile_fix(member.ctx, member.call, member.qualname, others, rename=False)
-               if member.qualname in OLD_COMPILE else load_fix(member.ctx, member.call, member.qualname, rename=False)
+        fix = (compile_fix(member.ctx, member.call, member.qualname, others, rename=False, imports=False)
+               if member.qualname in OLD_COMPILE else
+               load_fix(member.ctx, member.call, member.qualname, rename=False, imports=False)
                if member.qualname in OLD_LOAD else None)
         path = None if os.path.abspath(member.path) == here else os.path.abspath(member.path)
         if fix is not None:
@@ -62,6 +63,12 @@ def migration(ctx, call: Node) -> Fix:
     _same_text(plan)
     if plan.name is None and plan.tails:
         plan.name = os.path.basename(next(iter(sorted(plan.tails.values())))[1].decode())
+    rewritten: dict[str, tuple[object, list]] = {}  # file -> (ctx, the old-API calls rewritten there)
+    for m in plan.compiles + plan.loads:
+        if m.qualname in OLD_COMPILE or m.qualname in OLD_LOAD:
+            rewritten.setdefault(os.path.abspath(m.path), (m.ctx, []))[1].append(m.call)
+    for path, (member_ctx, calls) in rewritten.items():  # imports once per file, for all its calls
+        edits += [Edit(e.start, e.end, e.text, None if path == here else path) for e in import_edits(member_ctx, calls)]
     covered = [(os.path.abspath(m.path), m.call.start_byte, m.call.end_byte) for m in plan.compiles + plan.loads]
     renamed_files = set()
     for (path, start), (end, text) in sorted(plan.tails.items()):
@@ -69,7 +76,7 @@ def migration(ctx, call: Node) -> Fix:
             continue  # a literal inside a rewritten call: the call's own fix renames it
         edits.append(Edit(end - 3, end, ".pt2", None if path == here else path))
         renamed_files.add(path)
-    edits = sorted(set(edits), key=lambda e: (e.path or "", e.start, e.end, e.text))
+    edits = _nest(sorted(set(edits), key=lambda e: (e.path or "", e.start, e.end, e.text)), plan, ctx)
     title = COMPILE_TITLE if plan.compiles else LOAD_TITLE
     if plan.compiles and plan.loads:
         title = "Migrate to aoti_compile_and_package + aoti_load_package"
@@ -86,6 +93,28 @@ def migration(ctx, call: Node) -> Fix:
     if dropped:  # a device mismatch is the user's decision (AOTI101): editor only
         return Fix(title, tuple(edits), Applicability.DISPLAY)
     return Fix(title, tuple(edits), Applicability.UNSAFE)
+
+
+def _nest(edits: list[Edit], plan: Plan, ctx) -> list[Edit]:
+    """`aot_load(aot_compile(m, args), "cpu")`: the loader's new text still spells the inner call
+    as it was; put the inner call's new text into it (one edit per place, never overlapping)."""
+    data = {os.path.abspath(m.path): m.ctx.source.data for m in plan.compiles + plan.loads}
+    data[None] = ctx.source.data
+    out = list(edits)
+    for inner in edits:
+        outer = next((o for o in out if o is not inner and o.path == inner.path and o.start <= inner.start
+                      and inner.end <= o.end and (o.start, o.end) != (inner.start, inner.end)
+                      and not (inner.start == inner.end and inner.start in (o.start, o.end))), None)
+        if outer is None or inner not in out:
+            continue
+        source = data.get(inner.path)
+        old = source[inner.start:inner.end].decode() if source is not None else ""
+        if not old or outer.text.count(old) != 1:
+            raise CannotFix("its calls are nested in a way the migration cannot rewrite")
+        out.remove(outer)
+        out.remove(inner)
+        out.append(Edit(outer.start, outer.end, outer.text.replace(old, inner.text), outer.path))
+    return sorted(out, key=lambda e: (e.path or "", e.start, e.end, e.text))
 
 
 # -- building the plan ----------------------------------------------------------------------------
