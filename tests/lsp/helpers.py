@@ -55,10 +55,16 @@ def apply_edits(text: str, edits, enc: str) -> str:
             i += 1
         return before + i
 
-    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-        s, t = offset(e.range.start), offset(e.range.end)
-        text = text[:s] + e.new_text + text[t:]
-    return text
+    # every range refers to the original text (LSP): resolve them all first, then splice from
+    # the end; edits that start at the same place go in in array order (an insert, then a replace)
+    spans = [(offset(e.range.start), offset(e.range.end), i, e.new_text) for i, e in enumerate(edits)]
+    out, last = [], len(text)
+    for s, t, _, new in sorted(spans, key=lambda x: (x[0], x[2]), reverse=True):
+        out.append(text[t:last])
+        out.append(new)
+        last = s
+    out.append(text[:last])
+    return "".join(reversed(out))
 
 
 def edits_of(action, uri):

@@ -50,22 +50,40 @@ def noqa_edit(source: Source, finding: Finding, encoding: str) -> dict:
     return text_edits(source.lines, [Edit(start, start + len(body), new)], encoding)[0]
 
 
-def fix_data(source: Source, fix, encoding: str, caps) -> dict:
+def fix_data(source: Source, fix, encoding: str, caps, other_data=None) -> dict | None:
+    """A fix as plain data. Edits in other files (a migration edits every file of its artifact)
+    carry their `uri`; their positions come from `other_data(path)` (the editor's buffer or the
+    disk). None when one of those files cannot be read: half a migration is never offered."""
+    local = [e for e in fix.edits if e.path is None]
+    edits = text_edits(source.lines, adapt(source.data, local), encoding, snippet=fix.snippet,
+                       keep_snippet=caps.snippet_edits)
+    by_path: dict[str, list] = {}
+    for e in fix.edits:
+        if e.path is not None:
+            by_path.setdefault(e.path, []).append(Edit(e.start, e.end, e.text))
+    for path, foreign in sorted(by_path.items()):
+        data = other_data(path) if other_data is not None else None
+        if data is None:
+            return None
+        for item in text_edits(LineIndex(data), adapt(data, foreign), encoding):
+            edits.append({**item, "uri": _uri(path)})
     return {
         "title": fix.title,
         "applicability": fix.applicability.value,
         "snippet": fix.snippet and caps.snippet_edits,
-        "edits": text_edits(source.lines, adapt(source.data, fix.edits), encoding, snippet=fix.snippet, keep_snippet=caps.snippet_edits),
+        "edits": edits,
     }
 
 
-def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_lines=None) -> types.Diagnostic:
+def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_lines=None,
+               other_data=None) -> types.Diagnostic:
     rule = rule_by_code(finding.code)
     data = {"code": finding.code, "noqa": noqa_edit(source, finding, encoding)}
-    if finding.fix is not None:
-        data["fix"] = fix_data(source, finding.fix, encoding, caps)
+    fix = fix_data(source, finding.fix, encoding, caps, other_data) if finding.fix is not None else None
+    if fix is not None:
+        data["fix"] = fix
     if finding.alternatives:
-        data["alternatives"] = [fix_data(source, f, encoding, caps) for f in finding.alternatives]
+        data["alternatives"] = [d for f in finding.alternatives if (d := fix_data(source, f, encoding, caps, other_data))]
     tags = []
     if finding.deprecated:
         tags.append(types.DiagnosticTag.Deprecated)

@@ -11,7 +11,7 @@ from enum import Enum
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from aoti_lsp import __version__, budget
 from aoti_lsp import config as configmod
@@ -30,6 +30,7 @@ from aoti_lsp.lsp import guards
 from aoti_lsp.lsp.protocol import LOST_CHANGE, StdinFrames
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.project import Project, summarize, summarizers
+from aoti_lsp.project_fix import fix_project
 from aoti_lsp.rules import all_rules, rule_by_code
 from aoti_lsp.source import Source, SourceError, decode_check
 
@@ -70,6 +71,7 @@ class AotiServer(LanguageServer):
         self.docs: dict[str, Document] = {}
         self.settings: dict = {}
         self.project = Project()
+        self.project.reader = self.open_data  # another file's facts: its editor buffer first
         self._results: dict[str, tuple[tuple, Result]] = {}
         self.roots: list[str] = []
         self.generation = 0  # bumps when settings or config files change: part of result ids
@@ -111,7 +113,26 @@ class AotiServer(LanguageServer):
         if result.skipped:
             return [guards.skipped_diagnostic(result.skipped)]
         source = doc.source()
-        return [diagnostic(source, f, self.encoding, self.caps, self.lines_of) for f in result.findings]
+        return [diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of) for f in result.findings]
+
+    def data_of(self, path: str) -> bytes | None:
+        """A file's text as the editor has it (an open buffer), else as on disk."""
+        path = os.path.abspath(path)
+        for doc in self.docs.values():
+            if os.path.abspath(doc.path) == path:
+                return doc.data
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            decode_check(data)
+            return data
+        except (OSError, SourceError):
+            return None
+
+    def open_data(self, path: str) -> bytes | None:
+        """The project's reader: other files' facts come from open buffers first."""
+        path = os.path.abspath(path)
+        return next((d.data for d in self.docs.values() if os.path.abspath(d.path) == path), None)
 
     def lines_of(self, path: str) -> LineIndex | None:
         for doc in self.docs.values():
@@ -343,9 +364,10 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
 
 
 # -- code actions ---------------------------------------------------------------------------
-def _whole_edit(doc: Document, new: bytes, encoding: str) -> list[types.TextEdit]:
+def _whole_edit(doc: Document, new: bytes, encoding: str, old: bytes | None = None, lines=None) -> list[types.TextEdit]:
     """One edit covering only the changed middle (common prefix/suffix kept): cursors stay put."""
-    old = doc.data
+    old = doc.data if old is None else old
+    lines = doc.lines if lines is None else lines
     start = 0
     limit = min(len(old), len(new))
     while start < limit and old[start] == new[start]:
@@ -360,7 +382,7 @@ def _whole_edit(doc: Document, new: bytes, encoding: str) -> list[types.TextEdit
     while end_old < len(old) and (old[end_old] & 0xC0) == 0x80:
         end_old += 1
         end_new += 1
-    rng = lsp_range(doc.lines, start, end_old, encoding)
+    rng = lsp_range(lines, start, end_old, encoding)
     return [types.TextEdit(rng, new[start:end_new].decode("utf-8"))]
 
 
@@ -372,11 +394,16 @@ def _workspace_edit(ls: AotiServer, doc: Document, edits: list, snippet: bool = 
         te = [types.SnippetTextEdit(rng(e), types.StringValue(e["newText"])) for e in edits]
         return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
             types.OptionalVersionedTextDocumentIdentifier(doc.uri, doc.version), te)])
-    te = [e if isinstance(e, types.TextEdit) else types.TextEdit(rng(e), e["newText"]) for e in edits]
+    # one WorkspaceEdit over every file the fix edits (a migration), open documents by version
+    by_uri: dict[str, list[types.TextEdit]] = {}
+    for e in edits:
+        uri = doc.uri if isinstance(e, types.TextEdit) else e.get("uri", doc.uri)
+        by_uri.setdefault(uri, []).append(e if isinstance(e, types.TextEdit) else types.TextEdit(rng(e), e["newText"]))
     if ls.caps.document_changes:
         return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
-            types.OptionalVersionedTextDocumentIdentifier(doc.uri, doc.version), te)])
-    return types.WorkspaceEdit(changes={doc.uri: te})
+            types.OptionalVersionedTextDocumentIdentifier(uri, ls.docs[uri].version if uri in ls.docs else None), te)
+            for uri, te in by_uri.items()])
+    return types.WorkspaceEdit(changes=by_uri)
 
 
 def _fix_all(ls: AotiServer, doc: Document, unsafe: bool, codes: list[str] | None = None):
@@ -385,10 +412,25 @@ def _fix_all(ls: AotiServer, doc: Document, unsafe: bool, codes: list[str] | Non
     cfg = ls.config_for(doc.path)
     if codes:
         cfg = cfg.with_overrides(select=codes)
-    fixed = fix_source(doc.source(), cfg, unsafe=unsafe, project=ls.project)
-    if fixed.data == doc.data:
+    if not unsafe:  # fix-all: safe fixes, this file
+        fixed = fix_source(doc.source(), cfg, unsafe=unsafe, project=ls.project)
+        if fixed.data == doc.data:
+            return None
+        return _workspace_edit(ls, doc, _whole_edit(doc, fixed.data, ls.encoding))
+    # the migration: every file its artifacts reach, planned on a copy of the project
+    project = Project(summaries=dict(ls.project.summaries), root=ls.project.root)
+    project.reader = ls.open_data
+    changed = {path: f for path, f in fix_project([doc.source()], cfg, True, project).items() if f.new != f.old}
+    if not changed:
         return None
-    return _workspace_edit(ls, doc, _whole_edit(doc, fixed.data, ls.encoding))
+    edits = []
+    for path, f in changed.items():
+        uri = doc.uri if os.path.abspath(path) == os.path.abspath(doc.path) else from_fs_path(os.path.abspath(path))
+        for te in _whole_edit(doc, f.new, ls.encoding, old=f.old, lines=LineIndex(f.old)):
+            edits.append({"range": {"start": {"line": te.range.start.line, "character": te.range.start.character},
+                                    "end": {"line": te.range.end.line, "character": te.range.end.character}},
+                          "newText": te.new_text, "uri": uri})
+    return _workspace_edit(ls, doc, edits)
 
 
 @server.feature(
