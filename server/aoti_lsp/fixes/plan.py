@@ -43,6 +43,7 @@ class Plan:
     loads: list[Member] = field(default_factory=list)
     tails: dict[tuple[str, int], tuple[int, bytes]] = field(default_factory=dict)  # (file, start) -> (end, text)
     name: str | None = None  # the artifact's file name, for titles
+    producers: int = 0  # compiles of the project that write it, old API or new
 
 
 def migration(ctx, call: Node) -> Fix:
@@ -142,9 +143,11 @@ def _plan(ctx, call: Node) -> Plan:
                         "name it cannot all be found")
     plan.name = os.path.basename(key) if not key.startswith("@") else None
     _collect(ctx, key, plan)
-    if not plan.compiles:
+    if not plan.producers:
         raise CannotFix(f"no compile in the project writes `{plan.name}`: migrate this together with the "
                         "aot_compile that does (a loader alone would look for a .pt2 nobody writes)")
+    if not plan.compiles and not any(m.qualname in OLD_LOAD for m in plan.loads):
+        raise CannotFix("nothing of it uses the old API")
     return plan
 
 
@@ -181,9 +184,15 @@ def _collect(ctx, key: str, plan: Plan) -> None:
         seen.add(mark)
         facts = member_ctx.facts
         if kind == "compile":
+            plan.producers += 1
             if site.qualname not in OLD_COMPILE:
-                raise CannotFix(f"{_where(member_ctx, site.call)} already writes it with the new API")
+                return  # written with the new API already (a .pt2): only its old loaders change
             plan.compiles.append(Member(member_ctx, site.call, site.qualname))
+            flows = {v.id for v in facts.flows(site.call)}
+            for load in facts.loads:  # `so = aot_compile(...)`, `aot_load(so, ...)`: its value, loaded
+                node = unwrap(load.path_node)
+                if node is not None and (node.id in flows or facts.deref(node, load.call.start_byte) == site.call):
+                    add(member_ctx, load, "load")
         else:
             if site.qualname not in OLD_LOAD and site.qualname not in NEW_LOAD:
                 return
