@@ -605,6 +605,29 @@ class Facts:
     def flows(self, value: Node) -> list[Node]:
         return self._flows(value, 0, set())
 
+    def loads_of_value(self, call: Node) -> list[LoadSite]:
+        """The loads whose path is the value `call` returns (`so = aot_compile(...)`, `aot_load(so)`,
+        also through a helper's return or an attribute)."""
+        by_node, by_value = self._loads_by_path
+        found = {id(l): l for v in self.flows(call) for l in by_node.get(v.id, ())}
+        found.update((id(l), l) for l in by_value.get(call.id, ()))
+        return sorted(found.values(), key=lambda l: l.call.start_byte)
+
+    @cached_property
+    def _loads_by_path(self) -> tuple[dict[int, list[LoadSite]], dict[int, list[LoadSite]]]:
+        """(path node id -> loads, id of the call a path is bound to -> loads): one pass over the loads."""
+        by_node: dict[int, list[LoadSite]] = {}
+        by_value: dict[int, list[LoadSite]] = {}
+        for load in self.loads:
+            node = unwrap(load.path_node)
+            if node is None:
+                continue
+            by_node.setdefault(node.id, []).append(load)
+            target = self.deref(node, load.call.start_byte)
+            if target is not None and target.type == "call":
+                by_value.setdefault(target.id, []).append(load)
+        return by_node, by_value
+
     def calls_of_function(self, ret: Node) -> list[Node]:
         return self._calls_of_function(ret)
 

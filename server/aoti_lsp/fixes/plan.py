@@ -49,6 +49,15 @@ class Plan:
 def migration(ctx, call: Node) -> Fix:
     """The whole migration of the artifact `call` (an old compile or a loader) writes or reads."""
     plan = _plan(ctx, call)
+    # the compile's finding and each loader's carry the same fix: build it once per analysis
+    key = tuple(sorted((os.path.abspath(m.path), m.call.start_byte) for m in plan.compiles + plan.loads))
+    memo = ctx.shared.setdefault("migrations", {}) if getattr(ctx, "shared", None) is not None else {}
+    if key not in memo:
+        memo[key] = _migration(ctx, plan)
+    return memo[key]
+
+
+def _migration(ctx, plan: Plan) -> Fix:
     dropped = _device_conflicts(plan)
     edits: list[Edit] = []
     here = os.path.abspath(ctx.source.path)
@@ -164,11 +173,7 @@ def _returned_artifact(ctx, site, plan: Plan) -> Plan:
         if parent is not None and parent.type == "return_statement" and not facts.calls_of_function(parent):
             raise CannotFix("its result is returned to code this analysis cannot follow: the loader of "
                             "the .so cannot be changed with it")
-    ids = {v.id for v in flows}
-    for load in facts.loads:
-        node = unwrap(load.path_node)
-        if node is not None and (node.id in ids or facts.deref(node, load.call.start_byte) == site.call):
-            plan.loads.append(Member(ctx, load.call, load.qualname))
+    plan.loads += [Member(ctx, load.call, load.qualname) for load in facts.loads_of_value(site.call)]
     return plan
 
 
@@ -188,11 +193,8 @@ def _collect(ctx, key: str, plan: Plan) -> None:
             if site.qualname not in OLD_COMPILE:
                 return  # written with the new API already (a .pt2): only its old loaders change
             plan.compiles.append(Member(member_ctx, site.call, site.qualname))
-            flows = {v.id for v in facts.flows(site.call)}
-            for load in facts.loads:  # `so = aot_compile(...)`, `aot_load(so, ...)`: its value, loaded
-                node = unwrap(load.path_node)
-                if node is not None and (node.id in flows or facts.deref(node, load.call.start_byte) == site.call):
-                    add(member_ctx, load, "load")
+            for load in facts.loads_of_value(site.call):  # `so = aot_compile(...)`, `aot_load(so, ...)`
+                add(member_ctx, load, "load")
         else:
             if site.qualname not in OLD_LOAD and site.qualname not in NEW_LOAD:
                 return
