@@ -132,3 +132,20 @@ def test_a_load_on_another_device_blocks_the_migration_and_stays_reported(tmp_pa
     out = _aoti(root, "--check", "--fix", "--unsafe-fixes", "--no-cache", ".")
     assert out.returncode == 1 and _snapshot(root) == before, out.stdout + out.stderr
     assert "AOTI101" in {f["code"] for f in _findings(root, ".")}
+
+
+def test_a_load_on_another_device_offers_the_two_ways_out():
+    """Load (and feed) on the compile device, or compile for the load device: both editor-only."""
+    from aoti_lsp.engine import analyze
+    from aoti_lsp.fixer import apply_edits
+    from aoti_lsp.source import Source
+
+    text = ('import torch\nmodel = MyModel().cuda()\nx = torch.randn(2, 10, device="cuda")\n'
+            'so = torch._export.aot_compile(model, (x,))\nrunner = torch._export.aot_load(so, "cpu")\n')
+    source = Source.from_text(text, "m.py")
+    (f,) = [f for f in analyze(source).findings if f.code == "AOTI101"]
+    fixes = [f.fix, *f.alternatives]
+    assert [x.applicability.value for x in fixes] == ["display-only", "display-only"]
+    load_on, compile_for = (apply_edits(source.data, x.edits).decode() for x in fixes)
+    assert 'aot_load(so, "cuda")' in load_on
+    assert "MyModel().cpu()" in compile_for and 'device="cpu"' in compile_for and 'aot_load(so, "cpu")' in compile_for

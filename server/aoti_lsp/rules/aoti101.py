@@ -1,6 +1,13 @@
+import os
+import re
+
 from aoti_lsp.devices import ConsistencyRule, analysis, artifact_related, delete_argument, related
 from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
+
+# what sets a compile-time device, as spelt: `device="cuda:0"`, `.cuda()`, `.to("cuda")`
+_DEVICE_ARG = re.compile(r"""device\s*=\s*(["'])([a-z]+)(:\d+)?\1""")
+_TO = re.compile(r"""to\((["'])([a-z]+)(:\d+)?\1\)""")
 
 
 class LoadDeviceMismatch(ConsistencyRule, Rule):
@@ -30,10 +37,11 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
 (`"cuda" if torch.cuda.is_available() else "cpu"`), a function parameter, a config attribute."""
     fix_explanation = """\
 - `aot_load(so, "cpu")` for a CUDA-compiled model: two ways out, and which one is right is the
-  user's decision, so the fix is only offered in the editor (display-only: never applied by
+  user's decision, so both are only offered in the editor (display-only: never applied by
   `--fix` or fix-all): load it on the compile device (`aot_load(so, "cuda")`, with its index when
   the compile side names one) and feed it inputs on that device; or compile it for the device it
-  is served on (the example inputs and the model on `cpu`). The deprecated-API migration of such
+  is served on (each `device="cuda"`, `.cuda()`, `.to("cuda")` that sets the example inputs' and
+  the model's device names `cpu`; offered when every one of them is spelt so). The deprecated-API migration of such
   a load (AOTI002) is held back too: it would drop `device="cpu"` and hide the mismatch.
 - `aoti_load_package(cpu_package, device_index=N)`: unsafe (applied with `--unsafe-fixes`):
   the `device_index` argument is dropped."""
@@ -75,8 +83,9 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 fix = Fix(f'Load on "{compiled.spelled}" (and feed it {compiled.type} inputs)',
                           (Edit(node.start_byte, node.end_byte, f'"{compiled.spelled}"'),), Applicability.DISPLAY)
                 rel = artifact_related(art) + related(loaded.evidence, f"loaded on {loaded.type}", skip=(node.start_byte, node.end_byte))
+                other = compile_for(ctx, a, load, art, loaded.type)
                 yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, related=rel,
-                              severity=self.severity)
+                              severity=self.severity, alternatives=(other,) if other else ())
             else:
                 if load.index_node is None or compiled.type != "cpu":
                     continue
@@ -90,6 +99,39 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 rel = artifact_related(art)
                 yield Finding(self.code, message, arg.start_byte, arg.end_byte, fix=fix, related=rel,
                               severity=self.severity)
+
+
+def compile_for(ctx, a, load, art, target: str) -> Fix | None:
+    """The other way out of a load on another device: compile for the load device. Each place
+    that sets the compile device (the example inputs' `device=`, `.cuda()`, `.to("cuda")`, and
+    the model's) names `target` instead; None when one of them is spelt another way."""
+    if art.origin == "disk" or art.device is None:
+        return None
+    evidence = list(art.device.evidence)
+    if art.origin == "compile":
+        site = next((s for s in a.compiles() if s.call.start_byte == art.site.start), None)
+        model = a.tensor_device(site.model, site.model.start_byte) if site is not None and site.model is not None else None
+        if model is not None and model.evidence:
+            evidence.append(model.evidence[0])
+    edits, here = [], os.path.abspath(ctx.source.path)
+    for ev in evidence:
+        path = None if ev.path is None or os.path.abspath(ev.path) == here else os.path.abspath(ev.path)
+        data = ctx.source.data if path is None else (ctx.project.context(path).source.data
+                                                     if ctx.project is not None and ctx.project.context(path) else None)
+        if data is None:
+            return None
+        text = data[ev.start:ev.end].decode("utf-8", "replace")
+        if (m := _DEVICE_ARG.fullmatch(text)) or (m := _TO.fullmatch(text)):
+            new = text[:m.start(2)] + target + text[m.end(3) if m.group(3) else m.end(2):]
+        elif text.startswith("cuda(") and target == "cpu":
+            new = "cpu()"
+        else:
+            return None
+        edits.append(Edit(ev.start, ev.end, new, path))
+    if not edits:
+        return None
+    return Fix(f"Compile it for {target} (its example inputs and model on {target})", tuple(sorted(set(edits), key=lambda e: (e.path or "", e.start))),
+               Applicability.DISPLAY)
 
 
 RULE = LoadDeviceMismatch()
