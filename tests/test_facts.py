@@ -5,7 +5,6 @@ import os
 import signal
 import textwrap
 
-import pytest
 
 from aoti_lsp import names
 from aoti_lsp.config import Config

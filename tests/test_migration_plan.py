@@ -3,7 +3,6 @@ artifact changes together, or nothing changes and the finding says why (issue: n
 migration). Real-torch runs of migrated projects: tests/torch/test_project_migration.py."""
 
 import json
-import os
 import subprocess
 import sys
 import textwrap

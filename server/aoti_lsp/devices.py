@@ -27,7 +27,7 @@ from tree_sitter import Node
 
 from aoti_lsp import pt2, tables
 from aoti_lsp.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
-                            has_ref, is_fstring, string_value, unwrap)
+                            is_fstring, string_value, unwrap)
 from aoti_lsp.source import descendants
 
 CODES = ("AOTI101", "AOTI102", "AOTI103")

@@ -19,7 +19,6 @@ keystroke costs one `os.stat`.
 
 from __future__ import annotations
 
-import bz2
 import json
 import lzma
 import os

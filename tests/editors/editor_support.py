@@ -6,7 +6,6 @@ import ast
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 

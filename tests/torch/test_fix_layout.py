@@ -1,7 +1,6 @@
 """Real torch 2.13 (issue 11): the migration of a file with a BOM, a shebang, an encoding cookie
 and CRLF line endings keeps all four, and the migrated program still runs and prints the same."""
 
-import sys
 from pathlib import Path
 
 import pytest

@@ -1,7 +1,6 @@
 """Real torch 2.13: the migration fix keeps the program's behaviour (issue: faithful migration)."""
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest

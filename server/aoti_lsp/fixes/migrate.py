@@ -18,8 +18,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
 from aoti_lsp.findings import Applicability, Edit, Fix
-from aoti_lsp.names import ALIAS, DEF, IMPORT, LOCAL, dotted_parts
-from aoti_lsp.source import descendants
+from aoti_lsp.names import DEF, IMPORT, dotted_parts
 
 EXPORT = "torch.export.export"
 PACKAGE = "torch._inductor.aoti_compile_and_package"
@@ -137,8 +136,9 @@ def _fresh_name(src, base: str) -> str:
 
 
 # -- compile ---------------------------------------------------------------------------------
-def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node], rename: bool = True,
-                imports: bool = True) -> Fix:
+def compile_fix(ctx, call: Node, qualname: str) -> Fix:
+    """The compile call's own rewrite; the artifact's other places and the imports are the
+    plan's (fixes/plan.py)."""
     cst = _libcst()
     src = ctx.source
     stmt = _statement(call)
@@ -163,7 +163,6 @@ def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node], rename:
 
     ep = _fresh_name(src, "ep")
     package_args = [_arg(cst.Name(ep))]
-    renames: list[Edit] = []
     options = bound.get("options")
     if options is not None and not (isinstance(options[0].value, cst.Name) and options[0].value.value == "None"):
         value = options[0].value
@@ -178,7 +177,6 @@ def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node], rename:
                     kept.append(el.with_changes(comma=cst.MaybeSentinel.DEFAULT))
             if out_path is not None:
                 package_args.append(_arg(_so_to_pt2(out_path), "package_path"))
-                renames = _rename_paths(ctx, call, out_path, other_calls) if rename else []
             if kept:
                 package_args.append(_arg(value.with_changes(elements=kept), "inductor_configs"))
         else:
@@ -198,7 +196,6 @@ def compile_fix(ctx, call: Node, qualname: str, other_calls: list[Node], rename:
     else:
         edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}\n{prefix.decode()}"))
     edits.append(Edit(call.start_byte, call.end_byte, _call(PACKAGE, package_args, indent)))
-    edits += renames + (_import_edits(ctx, call) if imports else [])
     return Fix(
         title="Migrate to torch.export.export + aoti_compile_and_package",
         edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))),
@@ -225,39 +222,12 @@ def _binds_output_path(ctx, call: Node, value: cst.BaseExpression) -> bool:
     return b is not None and b.value is not None and OUTPUT_PATH.encode() in b.value.text
 
 
-def _rename_paths(ctx, call: Node, out_path: cst.BaseExpression, other_calls: list[Node]) -> list[Edit]:
-    """Every other string in the file naming the same .so artifact must name the .pt2 now,
-    or the loader fails ('Failed to initialize zip archive'). Covers a path constant too."""
-    cst = _libcst()
-    src = ctx.source
-    texts: set[bytes] = set()
-    if isinstance(out_path, cst.SimpleString) and isinstance(out_path.evaluated_value, str):
-        texts.add(out_path.evaluated_value.encode())
-    elif isinstance(out_path, cst.Name):
-        b = ctx.names.lookup(out_path.value, call.start_byte, ctx.names.scope_of(call))
-        if b is not None and b.kind in (LOCAL, ALIAS) and b.value is not None:
-            # a path constant: "out/m.so", f"{d}/m.so", os.path.join(d, "m.so"), ...
-            texts.update(n.text for n in descendants(b.value, "string_content"))
-    skip = [(c.start_byte, c.end_byte) for c in [call, *other_calls]]
-    edits = []
-    for text in texts:
-        if not text.endswith(b".so"):
-            continue
-        at = src.data.find(text)
-        while at != -1:
-            node = src.tree.root_node.descendant_for_byte_range(at, at + len(text))
-            if (node is not None and node.type == "string_content" and node.text == text
-                    and not any(s <= at < e for s, e in skip)):
-                edits.append(Edit(node.end_byte - 3, node.end_byte, ".pt2"))
-            at = src.data.find(text, at + 1)
-    return edits
-
-
 # -- load ------------------------------------------------------------------------------------
 DEVICE = re.compile(r"^(cpu|cuda|xpu|mps)(?::(\d+))?$")
 
 
-def load_fix(ctx, call: Node, qualname: str, rename: bool = True, imports: bool = True) -> Fix:
+def load_fix(ctx, call: Node, qualname: str) -> Fix:
+    """The loader's own rewrite (a literal `.so` path becomes `.pt2`); the rest is the plan's."""
     cst = _libcst()
     src = ctx.source
     _, bound = _args(src.node_text(call), ["so_path", "device"])
@@ -273,8 +243,7 @@ def load_fix(ctx, call: Node, qualname: str, rename: bool = True, imports: bool 
     args = [_arg(path)]
     if m.group(2) is not None:
         args.append(_arg(cst.Integer(m.group(2)), "device_index"))
-    edits = [Edit(call.start_byte, call.end_byte, _call(LOAD, args, _indent(src, call))),
-             *(_import_edits(ctx, call) if imports else [])]
+    edits = [Edit(call.start_byte, call.end_byte, _call(LOAD, args, _indent(src, call)))]
     return Fix(
         title="Migrate to torch._inductor.aoti_load_package",
         edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))),
@@ -297,10 +266,6 @@ def _literal_device(ctx, call: Node, value: cst.BaseExpression) -> str | None:
 
 
 # -- imports ---------------------------------------------------------------------------------
-def _import_edits(ctx, call: Node) -> list[Edit]:
-    return import_edits(ctx, [call])
-
-
 def import_edits(ctx, calls: list[Node]) -> list[Edit]:
     """For the calls of one file that a migration rewrites together: `import torch` where the
     file lacks it; each old import dropped when these calls were its only uses."""

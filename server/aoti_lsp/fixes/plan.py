@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, unwrap
+from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD
 from aoti_lsp.findings import Applicability, Edit, Fix
 from aoti_lsp.fixes.migrate import CannotFix, compile_fix, import_edits, load_fix
 
@@ -62,11 +62,8 @@ def _migration(ctx, plan: Plan) -> Fix:
     edits: list[Edit] = []
     here = os.path.abspath(ctx.source.path)
     for member in plan.compiles + plan.loads:
-        others = [m.call for m in plan.compiles + plan.loads if m.ctx is member.ctx and m.call != member.call]
-        fix = (compile_fix(member.ctx, member.call, member.qualname, others, rename=False, imports=False)
-               if member.qualname in OLD_COMPILE else
-               load_fix(member.ctx, member.call, member.qualname, rename=False, imports=False)
-               if member.qualname in OLD_LOAD else None)
+        fix = (compile_fix(member.ctx, member.call, member.qualname) if member.qualname in OLD_COMPILE else
+               load_fix(member.ctx, member.call, member.qualname) if member.qualname in OLD_LOAD else None)
         path = None if os.path.abspath(member.path) == here else os.path.abspath(member.path)
         if fix is not None:
             edits += [Edit(e.start, e.end, e.text, path) for e in fix.edits]

@@ -31,7 +31,7 @@ from aoti_lsp.lsp.protocol import LOST_CHANGE, StdinFrames
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.project import Project, summarize, summarizers
 from aoti_lsp.project_fix import fix_project
-from aoti_lsp.rules import all_rules, rule_by_code
+from aoti_lsp.rules import all_rules
 from aoti_lsp.source import Source, SourceError, decode_check
 
 log = logging.getLogger("aoti_lsp.server")

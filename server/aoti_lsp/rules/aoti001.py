@@ -1,4 +1,3 @@
-from aoti_lsp.fixes.plan import migration
 from aoti_lsp.rules._deprecated import DeprecatedCall
 
 
@@ -68,9 +67,6 @@ fix-all, and AOTI101 stays reported."""
 
     def message(self, qualname, symbol):
         return f"`{qualname}` is deprecated: use `torch.export.export` + `aoti_compile_and_package`"
-
-    def fix(self, ctx, call, qualname, other_calls):
-        return migration(ctx, call)
 
 
 RULE = DeprecatedCompile()
