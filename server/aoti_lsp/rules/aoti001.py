@@ -1,4 +1,4 @@
-from aoti_lsp.rules._deprecated import DeprecatedCall
+from aoti_lsp.rules._deprecated import MIGRATION_PLAN, DeprecatedCall
 
 
 class DeprecatedCompile(DeprecatedCall):
@@ -33,27 +33,8 @@ editor, applied by the CLI only with `--unsafe-fixes`.
 - Not done for you: the old compile ran under `torch.no_grad()`, the new one does not (wrap
   it where the model needs it); with `aot_inductor.package=True` the old call returned a
   list, the new one returns the `.pt2` path. No fix is offered for a plain function (export
-  needs an `nn.Module`), for `*args`, or where the call may not run (lambda, conditional).
-
-**One artifact, one migration, across the project.** The fix is planned on the artifact the call
-writes or reads (the `.so` path, or the compile's return value), and every place that names it
-changes together, in every file of the project: the compile, every loader (`aot_load` becomes
-`aoti_load_package`; a new loader still given the `.so` too), and the string text the path ends
-with, wherever it is spelt (a literal at the call, a constant of the file, a constant of another
-module: `TOWER = os.path.join(ARTIFACT_DIR, "tower.so")` in `paths.py`), plus other strings of
-those files spelt the same (`os.path.exists("out/m.so")`). The quick fix's title says what it
-renames and in how many files; the editor gets one edit over all of them; `--fix` writes those
-files all or none. The same fix is attached to the compile's and the loaders' findings.
-
-No fix, with the reason in the related information, when the plan cannot be made whole: the
-artifact path is computed at run time (`sys.argv[1]`); no compile of the project writes the `.so`
-a loader reads (the producer is elsewhere); the compile's result is returned to code this analysis
-cannot follow; the path constant is also loaded as a shared library (`ctypes.CDLL`) or taken apart
-as a string (`.replace(".so", ...)`); a loader's device cannot be read. A loader that asks for
-another device type than the compile used (`aot_load(p, "cpu")` of a CUDA-compiled model) is a bug
-of its own (AOTI101): the migration would drop `device="cpu"` and hide it, so it is then offered
-only in the editor (display-only, its title says `drops device="cpu"`), never by `--fix` or
-fix-all, and AOTI101 stays reported."""
+  needs an `nn.Module`), for `*args`, or where the call may not run (lambda, conditional)."""
+    fix_explanation += MIGRATION_PLAN
     invalid = (
         "import torch\nso = torch._export.aot_compile(model, (x,))\n",
         "from torch._export import aot_compile as ac\nso = ac(model, (x,), options={'aot_inductor.output_path': 'm.so'})\n",

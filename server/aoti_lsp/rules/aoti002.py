@@ -1,4 +1,4 @@
-from aoti_lsp.rules._deprecated import DeprecatedCall
+from aoti_lsp.rules._deprecated import MIGRATION_PLAN, DeprecatedCall
 
 
 class DeprecatedLoad(DeprecatedCall):
@@ -22,27 +22,8 @@ Unsafe (the loader now expects a `.pt2`): offered as a quick fix, applied by the
 `--unsafe-fixes`. `aot_load(p, "cpu")` and `aot_load(p, "cuda")` become
 `torch._inductor.aoti_load_package(p)`; `aot_load(p, "cuda:1")` becomes
 `aoti_load_package(p, device_index=1)`; a literal `"x.so"` path becomes `"x.pt2"`. The device
-may also be a string constant of the same file. No fix when the device is computed at run time.
-
-**One artifact, one migration, across the project.** The fix is planned on the artifact the call
-writes or reads (the `.so` path, or the compile's return value), and every place that names it
-changes together, in every file of the project: the compile, every loader (`aot_load` becomes
-`aoti_load_package`; a new loader still given the `.so` too), and the string text the path ends
-with, wherever it is spelt (a literal at the call, a constant of the file, a constant of another
-module: `TOWER = os.path.join(ARTIFACT_DIR, "tower.so")` in `paths.py`), plus other strings of
-those files spelt the same (`os.path.exists("out/m.so")`). The quick fix's title says what it
-renames and in how many files; the editor gets one edit over all of them; `--fix` writes those
-files all or none. The same fix is attached to the compile's and the loaders' findings.
-
-No fix, with the reason in the related information, when the plan cannot be made whole: the
-artifact path is computed at run time (`sys.argv[1]`); no compile of the project writes the `.so`
-a loader reads (the producer is elsewhere); the compile's result is returned to code this analysis
-cannot follow; the path constant is also loaded as a shared library (`ctypes.CDLL`) or taken apart
-as a string (`.replace(".so", ...)`); a loader's device cannot be read. A loader that asks for
-another device type than the compile used (`aot_load(p, "cpu")` of a CUDA-compiled model) is a bug
-of its own (AOTI101): the migration would drop `device="cpu"` and hide it, so it is then offered
-only in the editor (display-only, its title says `drops device="cpu"`), never by `--fix` or
-fix-all, and AOTI101 stays reported."""
+may also be a string constant of the same file. No fix when the device is computed at run time."""
+    fix_explanation += MIGRATION_PLAN
     invalid = (
         "import torch\nrunner = torch._export.aot_load(so, 'cuda:1')\n",
         "import torch._export as te\nrunner = te.aot_load('m.so', 'cpu')\n",
