@@ -194,9 +194,9 @@ def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, ar
         AOTI_BAD_PYTHON=bad_python,
     )
 
-    # AOTI001 and AOTI002 (warnings) and the device mismatch AOTI101 (an error).
+    # AOTI001 and two AOTI002 (warnings) and the device mismatch AOTI101 (an error).
     assert result["squiggles"]["warning"] >= 2 and result["squiggles"]["error"] >= 1, result["squiggles"]
-    assert result["status"].endswith("aoti-lsp: 3"), result["status"]
+    assert result["status"].endswith("aoti-lsp: 4"), result["status"]
     problems = "\n".join(result["problems"])
     assert all(code in problems for code in ("AOTI001", "AOTI002", "AOTI101")), problems
     codes = {link["text"]: link["href"] for link in result["problemLinks"]}
@@ -213,8 +213,11 @@ def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, ar
     original = (FIXTURES / UNUSED_IMPORT).read_text(encoding="utf-8")
     assert (workspace / UNUSED_IMPORT).read_text(encoding="utf-8") == original.replace(
         "from torch._export import aot_compile\n", "")
+    # the quick fix migrated that artifact whole (its compile and its loader); the other
+    # artifact's old loader (AOTI002, display-only: it would drop device="cuda") and AOTI101 stay
     after = "\n".join(result["problemsAfter"])
-    assert "AOTI001" not in after and "AOTI002" in after, after
+    assert "AOTI001" not in after and "AOTI002" in after and "AOTI101" in after, after
+    assert "aoti_load_package(so)" in (workspace / DEPRECATED).read_text(encoding="utf-8")
     # aoti-lsp.ignore = ["AOTI002"] reached the running server: only that entry went away.
     ignoring = "\n".join(result["problemsIgnoring"])
     assert "AOTI002" not in ignoring and "AOTI101" in ignoring, ignoring
@@ -269,7 +272,7 @@ def test_vscode_bundled_server(tmp_path: Path, workspace: Path, artifacts: Path)
         missing_tool(f"{python} is not CPython 3.11 on x86_64, the bundle's platform ({probe.stdout.strip()})")
     with running_code_server(tmp_path, workspace, artifacts, vsix, {"aoti-lsp.interpreter": python}) as server:
         result = run_driver(server, "bundled", workspace, artifacts)
-    assert result["status"].endswith("aoti-lsp: 3"), result["status"]
+    assert result["status"].endswith("aoti-lsp: 4"), result["status"]
     log = "".join(p.read_text(encoding="utf-8") for p in artifacts.glob("*aoti-lsp.log"))
     assert f"Starting aoti-lsp {json.loads((EXTENSION / 'package.json').read_text())['version']}" in log, log
     assert f"(the bundled server run by {python})" in log, log

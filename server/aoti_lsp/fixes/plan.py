@@ -161,7 +161,9 @@ def _returned_artifact(ctx, site, plan: Plan) -> Plan:
     """`so = aot_compile(model, args)`: the artifact is the return value; its loaders are the
     loads of this file whose path is that value."""
     facts = ctx.facts
-    plan.compiles.append(Member(ctx, site.call, site.qualname))
+    plan.producers += 1
+    if site.qualname in OLD_COMPILE:  # on the new API already: only its old loaders change
+        plan.compiles.append(Member(ctx, site.call, site.qualname))
     flows = facts.flows(site.call)
     for value in flows:
         parent = value.parent
@@ -323,27 +325,21 @@ def _reads_as_path(ctx, ident: Node) -> bool:
 
 
 def _device_conflicts(plan: Plan) -> list[str]:
-    """Loader devices that the migration drops although they disagree with the compile device."""
+    """Loader devices that the migration would drop although they disagree with the device the
+    artifact was compiled for (as AOTI101 sees it)."""
     from aoti_lsp.devices import analysis
 
-    compiled = set()
-    for member in plan.compiles:
-        a = analysis(member.ctx)
-        site = next((s for s in a.compiles() if s.call == member.call), None)
-        dev = a.compile_device(site) if site is not None else None
-        if dev is None:
-            return []
-        compiled.add(dev.type)
-    if len(compiled) != 1:
-        return []
     out = []
     for member in plan.loads:
         if member.qualname not in OLD_LOAD:
             continue
         a = analysis(member.ctx)
         site = next((s for s in a.loads() if s.call == member.call), None)
-        dev = a.device_value(site.device_node, site.call.start_byte) if site is not None else None
-        if dev is not None and dev.type not in compiled:
+        if site is None or site.device_node is None:
+            continue
+        art = a.artifact(site)
+        dev = a.device_value(site.device_node, site.call.start_byte)
+        if art is not None and art.device is not None and dev is not None and dev.type != art.device.type:
             out.append(dev.spelled)
     return out
 
