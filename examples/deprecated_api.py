@@ -1,11 +1,14 @@
 """Compile a small model ahead of time with the deprecated AOTI API, then load and run it.
 
-`make demo` runs `aoti-lsp --check` on this folder; `aoti-lsp --fix --unsafe-fixes` migrates it.
+`make demo` runs `aoti-lsp --check` on this folder; `aoti-lsp --fix --unsafe-fixes` migrates it:
+the compile, the loader and the artifact path (`scale.so` -> `scale.pt2`) change together.
 """
 
 import os
 
 import torch
+
+ARTIFACT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "artifacts", "scale.so")
 
 
 class Scale(torch.nn.Module):
@@ -18,7 +21,7 @@ class Scale(torch.nn.Module):
         return y if bias is None else y + bias
 
 
-def build(out_dir: str):
+def build():
     model = Scale().eval()
     x = torch.randn(3, 8)
     batch = torch.export.Dim("batch", min=2, max=64)
@@ -27,11 +30,11 @@ def build(out_dir: str):
         (x,),
         {"bias": torch.zeros(4)},
         dynamic_shapes={"x": {0: batch}, "bias": None},
-        options={"aot_inductor.output_path": os.path.join(out_dir, "scale.so"), "max_autotune": False},
+        options={"aot_inductor.output_path": ARTIFACT, "max_autotune": False},
     )
     return so_path
 
 
-def run(so_path: str):
-    runner = torch._export.aot_load(so_path, "cpu")
+def run():
+    runner = torch._export.aot_load(ARTIFACT, "cpu")
     return runner(torch.ones(5, 8), bias=torch.ones(4))
