@@ -80,7 +80,8 @@ def _fix(files, names, valid, summary_keys, config, unsafe, project) -> dict[str
                     files[key].errors.append(f"{files[key].path}: fix '{f.fix.title}' not applied: a file it edits cannot be read")
                     continue
                 trial = {p: apply_edits(files[p].new, [*taken.get(p, []), *es]) for p, es in by_file.items()}
-                broken = [p for p, data in trial.items() if valid[p] and not compiles(data, files[p].path)]
+                # a file Python rejects is never rewritten, and a fix that breaks one is dropped whole
+                broken = [p for p, data in trial.items() if not valid[p] or not compiles(data, files[p].path)]
                 if broken:
                     rejected.add((f.code, key, f.start, f.fix.title))
                     continue
