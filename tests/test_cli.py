@@ -7,20 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirun import run
 
-from aoti_lsp.cli import main
 
 BAD = 'import torch\n\ns = "é😀"; so = torch._export.aot_compile(m, (x,))\n'
 CLEAN = "import torch\n\nep = torch.export.export(m, (x,))\n"
 
 
-def run(capsys, *args):
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture

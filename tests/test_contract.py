@@ -4,8 +4,8 @@ every format, fixes counted as they are shown, notes for what is not a finding."
 import json
 
 import pytest
+from clirun import run
 
-from aoti_lsp.cli import main
 from aoti_lsp.config import Config, ConfigError, parse
 
 DEPRECATED = "import torch\nso = torch._export.aot_compile(m, (x,))\n"
@@ -19,13 +19,6 @@ SNIPPET = ("import torch\n\n\ndef last_item(values, lengths):\n    offsets = tor
            "compiled = torch.compile(last_item)\n")
 
 
-def run(capsys, *args):
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture

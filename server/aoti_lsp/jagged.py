@@ -23,6 +23,7 @@ from pathlib import PurePath
 from tree_sitter import Node
 
 from aoti_lsp import tables
+from aoti_lsp.facts import unwrap
 from aoti_lsp.names import DEF, IMPORT, dotted_parts
 
 DEFAULT_JAGGED_NAMES = (
@@ -61,10 +62,7 @@ def text(node: Node) -> str:
     return node.text.decode("utf-8")
 
 
-def unparen(node: Node) -> Node:
-    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
-        node = node.named_children[0]
-    return node
+unparen = unwrap  # facts.py's: one definition of "the expression inside the parentheses"
 
 
 def call_args(call: Node) -> tuple[list[Node], dict[str, Node], bool]:
