@@ -272,7 +272,6 @@ def server_child(path: str, keystrokes: int) -> None:
     from lsprotocol import types
 
     from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-    from aoti_lsp.lsp.convert import diagnostic
     from aoti_lsp.lsp.documents import Document
     from aoti_lsp.lsp.server import AotiServer
 
@@ -280,10 +279,9 @@ def server_child(path: str, keystrokes: int) -> None:
     ls = AotiServer()
     ls.caps = ResolvedClientCapabilities(related_information=True)
 
-    def diagnostics(doc):  # what didOpen / didChange do: the summary, then the file's diagnostics
+    def diagnostics(doc):  # what a recheck does after didOpen / didChange: the summary, then the diagnostics
         ls.update_summary(doc.path, doc.source())
-        source = doc.source()
-        return [diagnostic(source, f, "utf-16", ls.caps, ls.lines_of) for f in ls.result(doc).findings]
+        return ls.diagnostics(doc)
 
     t = time.perf_counter()
     doc = Document(Path(path).as_uri(), path, text, 0)

@@ -72,10 +72,11 @@ class Source:
     """Immutable view of one version of a file. The server builds a new one per edit,
     handing over the incrementally reparsed tree."""
 
-    def __init__(self, data: bytes, path: str = "<string>", tree: Tree | None = None):
+    def __init__(self, data: bytes, path: str = "<string>", tree: Tree | None = None, tree_from=None):
         self.data = data
         self.path = path
         self._tree = tree
+        self._tree_from = tree_from  # where the tree comes from when asked (an editor document)
         self.context = None  # the engine's Context of the last summary, reused by the check
         self._occurrences: dict[str, list[int]] = {}
         self._has: dict[str, bool] = {}
@@ -87,7 +88,9 @@ class Source:
     @property
     def tree(self) -> Tree:
         if self._tree is None:
-            self._tree = parser().parse(parse_text(self.data))
+            self._tree = self._tree_from() if self._tree_from is not None else None
+            if self._tree is None:
+                self._tree = parser().parse(parse_text(self.data))
         return self._tree
 
     @property

@@ -118,3 +118,70 @@ def _uri(path: str) -> str:
     from pygls.uris import from_fs_path
 
     return from_fs_path(os.path.abspath(path)) or path
+
+
+# -- diagnostics of a result that incremental.py moved past an edit -------------------------------
+def moved_diagnostics(old: list[types.Diagnostic], findings: list[Finding], shift, source: Source, make) -> list:
+    """The diagnostics of findings moved past an edit no rule saw: an old diagnostic is kept
+    when all it names in this file is before the edit's lines, or after them (its lines then
+    moved by the lines the edit added); one that names a line the edit touched is made anew."""
+    if len(old) != len(findings):
+        return [make(f) for f in findings]
+    uri = _uri(source.path)
+    data = source.data
+    first = data.count(b"\n", 0, shift.start)  # the lines the edit spans, in the old text
+    last = first + data.count(b"\n", shift.start, shift.old_end + shift.delta) - shift.lines
+    out = []
+    for d, f in zip(old, findings):
+        lines = _lines_of(d, uri)
+        if all(ln < first for ln in lines) or (shift.lines == 0 and not any(first <= ln <= last for ln in lines)):
+            out.append(d)
+        elif all(ln > last for ln in lines):
+            out.append(_move_lines(d, shift.lines, uri))
+        else:
+            out.append(make(f))
+    return out
+
+
+def _lines_of(d: types.Diagnostic, uri: str) -> list[int]:
+    """Lines of this file that a diagnostic names: its range, related places here, edits here."""
+    out = [d.range.start.line, d.range.end.line]
+    for r in d.related_information or ():
+        if r.location.uri == uri:
+            out += [r.location.range.start.line, r.location.range.end.line]
+    for e in _edits(d.data):
+        if "uri" not in e:
+            out += [e["range"]["start"]["line"], e["range"]["end"]["line"]]
+    return out
+
+
+def _edits(data) -> list[dict]:
+    if not isinstance(data, dict):
+        return []
+    out = [data["noqa"]] if data.get("noqa") else []
+    for fix in [data.get("fix"), *(data.get("alternatives") or ())]:
+        if fix:
+            out += fix.get("edits") or []
+    return out
+
+
+def _move_lines(d: types.Diagnostic, n: int, uri: str) -> types.Diagnostic:
+    import copy
+
+    if n == 0:
+        return d
+
+    def rng(r: types.Range) -> types.Range:
+        return types.Range(types.Position(r.start.line + n, r.start.character), types.Position(r.end.line + n, r.end.character))
+
+    data = copy.deepcopy(d.data)
+    for e in _edits(data):
+        if "uri" not in e:
+            for end in ("start", "end"):
+                e["range"][end]["line"] += n
+    related = d.related_information and [
+        types.DiagnosticRelatedInformation(types.Location(r.location.uri, rng(r.location.range)), r.message)
+        if r.location.uri == uri else r for r in d.related_information]
+    return types.Diagnostic(range=rng(d.range), message=d.message, severity=d.severity, code=d.code,
+                            code_description=d.code_description, source=d.source, tags=d.tags,
+                            related_information=related, data=data)

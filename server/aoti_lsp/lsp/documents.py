@@ -2,7 +2,10 @@
 
 pygls applies each change to its own copy before our handler runs, so we keep ours and
 apply the same changes, turning LSP ranges into byte offsets (positions.py) for tree.edit.
-A document over the size cap (budget.py) is kept as text only: never parsed, never analysed.
+The reparse waits until the tree is asked for: a keystroke that incremental.py settles from
+the text alone never pays it (tree-sitter-python reparses the rest of the file when a line's
+first token changes: ~80 ms for 20k lines). A document over the size cap (budget.py) is kept
+as text only: never parsed, never analysed.
 """
 
 from __future__ import annotations
@@ -20,8 +23,21 @@ class Document:
     def __init__(self, uri: str, path: str, text: str, version: int | None):
         self.uri, self.path, self.version = uri, path, version
         self.data = utf8(text)
-        self.tree = None if self.too_large else _PARSER.parse(parse_text(self.data))
+        self._tree = None  # the last tree parsed, edited (tree.edit) by every change since
+        self._stale = True  # the text changed since `_tree` was parsed
         self._lines: LineIndex | None = None
+        self.revision = 0  # bumps on every change: part of result cache keys
+
+    @property
+    def tree(self):
+        """The tree of the current text, reparsed now (incrementally) if an edit is pending."""
+        if self.too_large:
+            return None
+        if self._stale:
+            self._tree = _PARSER.parse(parse_text(self.data), self._tree) if self._tree is not None else \
+                _PARSER.parse(parse_text(self.data))
+            self._stale = False
+        return self._tree
 
     @property
     def too_large(self) -> str | None:
@@ -35,22 +51,17 @@ class Document:
         return self._lines
 
     def apply(self, changes, version: int | None, encoding: str) -> None:
-        edited = False
         for change in changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
                 self._edit(change.range, change.text, encoding)
-                edited = self.tree is not None
             else:  # whole-document change
                 self.data = utf8(change.text)
-                self.tree = None
+                self._tree = None
                 self._lines = None
-                edited = False
         if self.too_large:
-            self.tree = None
-        elif self.tree is None:
-            self.tree = _PARSER.parse(parse_text(self.data))
-        elif edited:
-            self.tree = _PARSER.parse(parse_text(self.data), self.tree)
+            self._tree = None
+        self._stale = True
+        self.revision += 1
         self.version = version
 
     def _edit(self, rng: types.Range, text: str, encoding: str) -> None:
@@ -61,22 +72,23 @@ class Document:
         old = self.data
         self.data = old[:start] + new + old[end:]
         self._lines = lines.edited(start, end, new, self.data)
-        if self.tree is None:
+        if self._tree is None:
             return
         if old[start - 1 : start] == b"\r" or b"\r" in new:
             # the parser sees a lone "\r" as "\n" (parse_text): a "\r" that an edit joins to a
             # "\n" changes a byte outside the edit, so parse again, whole
-            self.tree = None
+            self._tree = None
             return
         start_point, old_end_point = lines.point(start), lines.point(end)
         new_end_point = self._lines.point(start + len(new))
-        self.tree.edit(
+        self._tree.edit(
             start_byte=start, old_end_byte=end, new_end_byte=start + len(new),
             start_point=start_point, old_end_point=old_end_point, new_end_point=new_end_point,
         )
 
     def source(self) -> Source:
-        src = Source(self.data, self.path, tree=self.tree)
+        """This version as a Source; its tree comes from this document when first asked for."""
+        src = Source(self.data, self.path, tree_from=(lambda: self.tree) if not self.too_large else None)
         if self._lines is not None:
             src.__dict__["lines"] = self._lines  # share the line index (cached_property slot)
         return src

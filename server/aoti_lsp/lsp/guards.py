@@ -14,6 +14,7 @@ from aoti_lsp.lsp.convert import SOURCE
 
 log = logging.getLogger(__name__)
 DEBOUNCE_S = 0.03  # edits closer than this are checked once, at the last version
+SETTLE_S = 1.0  # typing paused this long: summaries whose offsets only moved are stored (incremental.py)
 
 
 def bounded(work, doc):
@@ -58,3 +59,23 @@ def cancel(ls, uri: str) -> None:
     pending = ls.pending.pop(uri, None)
     if pending is not None:
         pending.cancel()
+
+
+def settle(ls) -> None:
+    """Once typing pauses, store the summaries that keystrokes left with old offsets, and
+    refresh the documents that read them (their related locations point into the edited file)."""
+    pending = ls.pending.pop("<settle>", None)
+    if pending is not None:
+        pending.cancel()
+
+    async def later():
+        await asyncio.sleep(SETTLE_S)
+        ls.pending.pop("<settle>", None)
+        try:
+            if ls.flush_summaries():
+                ls.refresh_all()
+        except Exception as exc:  # keep serving
+            log.exception("settle failed")
+            ls.window_log_message(types.LogMessageParams(types.MessageType.Error, f"aoti-lsp: settle failed: {exc!r}"))
+
+    ls.pending["<settle>"] = asyncio.ensure_future(later())

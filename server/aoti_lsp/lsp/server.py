@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from aoti_lsp import __version__, budget
+from aoti_lsp import __version__, budget, incremental
 from aoti_lsp import config as configmod
 from aoti_lsp.engine import Result, analyze
 from aoti_lsp import runner
@@ -21,7 +21,7 @@ from aoti_lsp.cache import Cache
 from aoti_lsp.files import discover, find_root, rooted
 from aoti_lsp.fixer import applicable, fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-from aoti_lsp.lsp.convert import SOURCE, diagnostic, lsp_range
+from aoti_lsp.lsp.convert import SOURCE, diagnostic, lsp_range, moved_diagnostics
 from aoti_lsp.lsp import hover as hover_mod, triage
 from aoti_lsp.lsp.documents import Document
 from aoti_lsp.lsp.protocol import Protocol
@@ -73,17 +73,26 @@ class AotiServer(LanguageServer):
         self.project = Project()
         self.project.reader = self.open_data  # another file's facts: its editor buffer first
         self._results: dict[str, tuple[tuple, Result]] = {}
+        self._diagnostics: dict[str, tuple[Result, list, str]] = {}  # uri -> (result, its diagnostics, encoding)
         self.roots: list[str] = []
         self.generation = 0  # bumps when settings or config files change: part of result ids
         self.config_errors: set[str] = set()
         self.sent = Sent()  # what each document's client holds: refresh only what changed
         self.exit_code = 0
         self.pending: dict[str, asyncio.Future] = {}  # uri -> its scheduled recheck (guards.py)
+        # keystrokes no rule sees (incremental.py): results moved, not recomputed; summaries
+        # whose offsets only moved are stored at the next full analysis, or when typing settles
+        self.analysed = incremental.Tracker()
+        self.summarized = incremental.Tracker()
+        self.stale: dict[str, Source] = {}  # path -> its text, when its stored summary's offsets are old
 
     # -- state ---------------------------------------------------------------------------
     @property
     def encoding(self) -> str:
-        enc = self.workspace.position_encoding
+        try:
+            enc = self.workspace.position_encoding
+        except RuntimeError:  # not initialized yet: LSP's default
+            return "utf-16"
         return getattr(enc, "value", enc) or "utf-16"
 
     def config_for(self, path: str) -> configmod.Config:
@@ -98,22 +107,46 @@ class AotiServer(LanguageServer):
 
     def result(self, doc: Document) -> Result:
         cfg = self.config_for(doc.path)
-        key = (doc.version, id(doc.tree), self.project.version, cfg)
+        key = (doc.version, doc.revision, self.project.version, cfg)
         cached = self._results.get(doc.uri)
         if cached and cached[0] == key:
             return cached[1]
-        result = guards.bounded(lambda: analyze(doc.source(), cfg, project=self.project), doc)
+        source = doc.source()
+        if not doc.too_large:
+            hit = self.analysed.reuse(doc.uri, source, cfg, self.project.version)
+            result = incremental.shift_result(hit[1], hit[0]) if hit is not None else None
+            if result is not None:  # a keystroke in code no rule sees: the last findings, moved
+                self.analysed.update(doc.uri, result)
+                self._results[doc.uri] = (key, result)
+                return result
+        self.flush_summaries()  # a full analysis reads the project: its offsets must be current
+        key = (doc.version, doc.revision, self.project.version, cfg)
+        result = guards.bounded(lambda: analyze(source, cfg, project=self.project), doc)
         for err in result.errors:
             self.window_log_message(types.LogMessageParams(types.MessageType.Error, err))
         self._results[doc.uri] = (key, result)
+        if not result.skipped and not result.errors:
+            self.analysed.remember(doc.uri, source, cfg, result, self.project.version)
+        else:
+            self.analysed.forget(doc.uri)
         return result
 
     def diagnostics(self, doc: Document) -> list[types.Diagnostic]:
         result = self.result(doc)
         if result.skipped:
             return [guards.skipped_diagnostic(result.skipped)]
+        last = self._diagnostics.get(doc.uri)
+        if last is not None and last[0] is result and last[2] == self.encoding:
+            return last[1]
         source = doc.source()
-        return [diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of) for f in result.findings]
+        moved = getattr(result, "moved", None)  # (the result it was moved from, the Shift): incremental.py
+        if last is not None and moved is not None and moved[0] is last[0] and last[2] == self.encoding:
+            items = moved_diagnostics(last[1], result.findings, moved[1], source,
+                                      lambda f: diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of))
+        else:
+            items = [diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of) for f in result.findings]
+        self._diagnostics[doc.uri] = (result, items, self.encoding)
+        return items
 
     def data_of(self, path: str) -> bytes | None:
         """A file's text as the editor has it (an open buffer), else as on disk."""
@@ -169,10 +202,30 @@ class AotiServer(LanguageServer):
                 self.publish(doc, items)
 
     def update_summary(self, path: str, source: Source | None) -> bool:
+        path = os.path.abspath(path)
+        cfg = self.config_for(path)
+        if source is not None and self.summarized.reuse(path, source, cfg) is not None:
+            self.stale[path] = source  # the same summary but for offsets: stored later (flush_summaries)
+            return False
+        self.stale.pop(path, None)
         summary = {}
         if source is not None and not budget.too_large(len(source.data)):
-            summary = guards.bounded(lambda: summarize(source, self.config_for(path)), None) or {}
-        return self.project.update(os.path.abspath(path), summary)
+            summary = guards.bounded(lambda: summarize(source, cfg), None) or {}
+        if source is not None and not budget.too_large(len(source.data)):
+            self.summarized.remember(path, source, cfg, None)
+        else:
+            self.summarized.forget(path)
+        return self.project.update(path, summary)
+
+    def flush_summaries(self) -> bool:
+        """Store the summaries whose offsets moved under keystrokes no rule sees. True when the
+        project changed (other documents may need a refresh)."""
+        changed = False
+        while self.stale:
+            path, source = self.stale.popitem()
+            self.summarized.forget(path)
+            changed |= self.update_summary(path, source)
+        return changed
 
     def recheck(self, doc: Document) -> None:
         """After a document changed: its summary first (other files may depend on it), then
@@ -181,6 +234,8 @@ class AotiServer(LanguageServer):
         self.publish(doc)
         if changed:
             self.refresh_all(skip=doc.uri)
+        if self.stale:
+            guards.settle(self)
 
     def is_open(self, path: str) -> bool:
         return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
@@ -277,6 +332,8 @@ def lost_change(ls: AotiServer, uri):
     """An edit that could not be read: the copy here is stale, so it is dropped, not kept."""
     if isinstance(uri, str) and ls.docs.pop(uri, None) is not None:
         ls._results.pop(uri, None)
+        ls._diagnostics.pop(uri, None)
+        ls.analysed.forget(uri)
         guards.cancel(ls, uri)
         if not ls.caps.pull_diagnostics:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
@@ -297,6 +354,8 @@ def did_save(ls: AotiServer, params: types.DidSaveTextDocumentParams):
 def did_close(ls: AotiServer, params: types.DidCloseTextDocumentParams):
     doc = ls.docs.pop(params.text_document.uri, None)
     ls._results.pop(params.text_document.uri, None)
+    ls._diagnostics.pop(params.text_document.uri, None)
+    ls.analysed.forget(params.text_document.uri)
     ls.sent.forget(params.text_document.uri)
     guards.cancel(ls, params.text_document.uri)
     if doc is not None and not ls.caps.pull_diagnostics:
@@ -496,6 +555,7 @@ def code_action_resolve(ls: AotiServer, action: types.CodeAction):
     doc = ls.docs.get(data.get("uri", ""))
     if doc is None or data.get("version") != doc.version:
         return action  # stale: the client asks again with the new version
+    ls.flush_summaries()  # a fix planned across files reads every summary's offsets
     if data.get("action") == "fixAll":
         action.edit = _fix_all(ls, doc, unsafe=False)
     elif data.get("action") == "migrate":

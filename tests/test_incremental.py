@@ -1,0 +1,166 @@
+"""incremental.py: a keystroke the last analysis is kept for must give what a full analysis gives.
+
+Random edits (typing, deleting, new lines, new statements, names that other code reads) on a
+generated file with hundreds of AOTI sites and on the rule fixtures: after each, the kept and
+moved findings must equal a fresh full analysis, field by field. The edits are counted: the
+test fails if too few were kept (it would then prove nothing) or if a kept result differs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import random
+from pathlib import Path
+
+import pytest
+
+from aoti_lsp import incremental
+from aoti_lsp.config import Config
+from aoti_lsp.engine import analyze
+from aoti_lsp.source import Source
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _generated(sites: int, lines: int) -> str:
+    spec = importlib.util.spec_from_file_location("aoti_bench", ROOT / "scripts" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench.generate(sites, lines)[0]
+
+
+def _view(result) -> list:
+    def fix(f):
+        return None if f is None else (f.title, f.applicability, tuple(f.edits))
+    return [(f.code, f.message, f.start, f.end, tuple(f.related), fix(f.fix), tuple(map(fix, f.alternatives)))
+            for f in result.findings]
+
+
+TYPED = ["x", " ", "\n", "\n\n", "(", ")", "'", '"', "#", ":", "=", "runner", "torch", "ep", "lengths",
+         "def g():\n    return 1\n", "so_path = 'a.so'\n", "import os\n", "global runner\n", "pass", "0"]
+
+
+def _edit(rng: random.Random, text: str) -> str:
+    at = rng.randrange(len(text) + 1)
+    kind = rng.random()
+    if kind < 0.25 and at < len(text):  # delete a little
+        return text[:at] + text[at + rng.randint(1, 4):]
+    if kind < 0.45:  # at a line's first token, where tree-sitter reparses the rest of the file
+        line_start = text.rfind("\n", 0, at) + 1
+        line = text[line_start:text.find("\n", line_start) if "\n" in text[line_start:] else len(text)]
+        at = line_start + len(line) - len(line.lstrip())
+    return text[:at] + rng.choice(TYPED) + text[at:]
+
+
+def _walk(text: str, path: str, steps: int, seed: int) -> tuple[int, int]:
+    """(edits whose analysis was kept, edits) along one random walk of edits."""
+    config, rng = Config(), random.Random(seed)
+    tracker = incremental.Tracker()
+    source = Source(text.encode(), path)
+    result = analyze(source, config)
+    tracker.remember(path, source, config, result)
+    kept = 0
+    for _ in range(steps):
+        text = _edit(rng, text)
+        source = Source(text.encode(), path)
+        hit = tracker.reuse(path, source, config)
+        full = analyze(Source(text.encode(), path), config)
+        if hit is None:
+            tracker.remember(path, source, config, full)
+            continue
+        shift, last = hit
+        kept_state = tracker._last[path][2]
+        children = Source(text.encode(), path).tree.root_node.named_children
+        assert (kept_state.starts, kept_state.ends) == ([c.start_byte for c in children], [c.end_byte for c in children]), \
+            "the statements incremental.py sees differ from the file's parse"
+        moved = incremental.shift_result(last, shift)
+        if moved is None:  # a message names a line the edit moved
+            tracker.remember(path, source, config, full)
+            continue
+        assert _view(moved) == _view(full), f"kept findings differ from a full analysis after an edit at {shift}"
+        tracker.update(path, moved)
+        kept += 1
+    return kept, steps
+
+
+def test_generated_file_edits_match_full_analysis():
+    kept, steps = _walk(_generated(60, 2500), "big.py", 100, seed=3)
+    assert kept >= 10, f"only {kept} of {steps} edits were kept: the test proves little"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tests" / "fixtures").rglob("*.py"))[::7], ids=lambda p: p.parent.name + "/" + p.name)
+def test_fixture_edits_match_full_analysis(path):
+    text = path.read_text("utf-8")
+    _walk(text, str(path), 12, seed=len(text))
+
+
+def test_edit_span_is_the_one_differing_region():
+    rng = random.Random(1)
+    for _ in range(2000):
+        n = rng.choice([0, 1, 5, 100, 9000, 20000])
+        a = bytes(rng.choice(b"ab\n") for _ in range(n))
+        i = rng.randint(0, n)
+        j = rng.randint(i, n)
+        b = a[:i] + bytes(rng.choice(b"ab\n") for _ in range(rng.choice([0, 1, 3, 9000]))) + a[j:]
+        s, old_end, new_end = incremental.edit_span(a, b)
+        assert a[:s] == b[:s] and a[old_end:] == b[new_end:] and old_end >= s and new_end >= s
+        k = 0
+        while k < min(len(a), len(b)) and a[k] == b[k]:
+            k += 1
+        assert s == k
+
+
+def test_a_name_relevant_code_reads_is_never_kept():
+    """Binding a name an AOTI call reads (here the path constant) needs a full analysis."""
+    text = ("import torch\n\nOUT = 'm.so'\n\n\ndef helper():\n    return 1\n\n\n"
+            "so = torch._export.aot_compile(M(), (x,), options={'aot_inductor.output_path': OUT})\n")
+    config = Config()
+    tracker = incremental.Tracker()
+    src = Source(text.encode(), "t.py")
+    tracker.remember("t.py", src, config, analyze(src, config))
+    inside_helper = text.replace("return 1", "return 2")
+    assert tracker.reuse("t.py", Source(inside_helper.encode(), "t.py"), config) is not None
+    rebinds = text.replace("    return 1\n", "    return 1\n\n\nOUT = 'n.so'\n")
+    assert tracker.reuse("t.py", Source(rebinds.encode(), "t.py"), config) is None
+
+
+def test_server_diagnostics_after_edits_match_a_fresh_server():
+    """The editor's path: Document edits (a deferred, incremental reparse), the kept result,
+    the kept or moved LSP diagnostics. Each must equal what a fresh server computes."""
+    from lsprotocol import types
+
+    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+    from aoti_lsp.lsp.documents import Document
+    from aoti_lsp.lsp.server import AotiServer
+
+    def server():
+        ls = AotiServer()
+        ls.caps = ResolvedClientCapabilities(related_information=True)
+        return ls
+
+    text = _generated(120, 2500)
+    path = str(ROOT / "big_generated.py")  # never written: the document is the editor's
+    ls = server()
+    doc = Document(Path(path).as_uri(), path, text, 0)
+    ls.update_summary(doc.path, doc.source())
+    ls.diagnostics(doc)
+    rng, moved = random.Random(11), 0
+    for version in range(1, 61):
+        new = _edit(rng, text)
+        start, old_end, new_end = incremental.edit_span(text.encode(), new.encode())
+        lines = doc.lines
+        a, b = lines.position(start, "utf-16"), lines.position(old_end, "utf-16")
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(*a), types.Position(*b)), text=new.encode()[start:new_end].decode())
+        doc.apply([change], version, "utf-16")
+        text = new
+        assert doc.data == text.encode()
+        ls.update_summary(doc.path, doc.source())
+        items = ls.diagnostics(doc)
+        moved += getattr(ls.result(doc), "moved", None) is not None
+        fresh = server()
+        other = Document(doc.uri, path, text, version)
+        fresh.update_summary(other.path, other.source())
+        assert items == fresh.diagnostics(other), f"edit {version}: kept diagnostics differ from a fresh server's"
+    assert moved >= 10, f"only {moved} of 60 edits kept their analysis"
