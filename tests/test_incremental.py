@@ -8,13 +8,11 @@ test fails if too few were kept (it would then prove nothing) or if a kept resul
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import random
 from pathlib import Path
 
 import pytest
-
 from aoti_lsp import incremental
 from aoti_lsp.config import Config
 from aoti_lsp.engine import analyze
@@ -128,11 +126,10 @@ def test_a_name_relevant_code_reads_is_never_kept():
 def test_server_diagnostics_after_edits_match_a_fresh_server():
     """The editor's path: Document edits (a deferred, incremental reparse), the kept result,
     the kept or moved LSP diagnostics. Each must equal what a fresh server computes."""
-    from lsprotocol import types
-
     from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
     from aoti_lsp.lsp.documents import Document
     from aoti_lsp.lsp.server import AotiServer
+    from lsprotocol import types
 
     def server():
         ls = AotiServer()
