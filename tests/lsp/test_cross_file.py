@@ -88,3 +88,31 @@ async def test_cuda_package_called_with_cpu_inputs_in_another_file(client):
         [types.TextDocumentContentChangePartial(
             range=types.Range(types.Position(line, col), types.Position(line, col + 3)), text="cuda")]))
     await _codes_until(client, uri, want=True)
+
+
+async def test_lines_added_where_no_rule_looks_move_the_other_files_related_places(client):
+    """A blank line typed at the top of make_package.py changes no finding (incremental.py keeps
+    its analysis and defers its summary); once typing settles, the summary is stored and app.py's
+    related location into make_package.py moves down a line."""
+    if not client.capabilities.text_document.publish_diagnostics.related_information:
+        return  # this profile shows no related information
+    app = client.ws / "app.py"
+    uri = app.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, app.read_text())))
+    pkg = client.ws / "scripts" / "make_package.py"
+
+    def related_line(diags):
+        d = next(d for d in diags if d.code == "AOTI102")
+        return min(r.location.range.start.line for r in d.related_information if r.location.uri == pkg.as_uri())
+
+    before = related_line(await _codes_until(client, uri, want=True))
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(pkg.as_uri(), "python", 1, pkg.read_text())))
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=2, uri=pkg.as_uri()),
+        [types.TextDocumentContentChangePartial(range=types.Range(types.Position(0, 0), types.Position(0, 0)), text="\n")]))
+    loop = asyncio.get_running_loop()
+    deadline, now = loop.time() + 15, before
+    while loop.time() < deadline and now != before + 1:
+        await asyncio.sleep(0.2)
+        now = related_line(await _codes_until(client, uri, want=True))
+    assert now == before + 1
