@@ -699,6 +699,25 @@ class Analysis:
                 out.setdefault(key, []).append(site)
         return out
 
+    @cached_property
+    def _compile_by_call(self) -> dict[int, CompileSite]:
+        """Call id -> its compile site: each load finds its compile without a scan of them all."""
+        out: dict[int, CompileSite] = {}
+        for site in self.compiles():
+            out.setdefault(site.call.id, site)
+        return out
+
+    def compile_at(self, start: int) -> CompileSite | None:
+        """The compile site whose call starts at `start`."""
+        return self._compile_by_start.get(start)
+
+    @cached_property
+    def _compile_by_start(self) -> dict[int, CompileSite]:
+        out: dict[int, CompileSite] = {}
+        for site in self.compiles():
+            out.setdefault(site.call.start_byte, site)
+        return out
+
     def compile_key(self, site: CompileSite) -> str | None:
         """The artifact path a compile writes, as written (it may reference other modules)."""
         return self.facts.path_key(site.path_node, site.call.start_byte) if site.path_node is not None else None
@@ -709,7 +728,7 @@ class Analysis:
         if node is None or depth > MAX_DEPTH:
             return None
         if node.type == "call":
-            return next((s for s in self.compiles() if s.call == node), None)
+            return self._compile_by_call.get(node.id)
         if node.type == "identifier":
             found = self.facts.binding_value(node, at)
             return self._compile_from(found[0], found[1].at, depth + 1) if found else None

@@ -193,6 +193,17 @@ class Facts:
             out.append(site)
         return out
 
+    def load_of(self, call: Node) -> LoadSite | None:
+        """The load site of a load call (by id: a lookup, not a scan of every load)."""
+        return self._load_by_call.get(call.id)
+
+    @cached_property
+    def _load_by_call(self) -> dict[int, LoadSite]:
+        out: dict[int, LoadSite] = {}
+        for load in self.loads:
+            out.setdefault(load.call.id, load)
+        return out
+
     def _compile_site(self, call: Node, q: str) -> CompileSite | None:
         if q in OLD_COMPILE:
             params = OLD_COMPILE[q]
