@@ -151,6 +151,12 @@ class Analysis:
         self.names = ctx.names
         self.facts = ctx.facts
         self._device_cache: dict[tuple[int, int], Device | None] = {}
+        self._lookups: dict = {}  # artifact look-ups: they depend on the project and the disk
+
+    def new_analysis(self) -> None:
+        """Another check of the same file (the engine reuses the summary pass's analysis): the
+        artifact look-ups are made again, what the file's own code says is kept."""
+        self._lookups = {}
 
     # -- what the facts layer knows (shared with the jagged rules and the fixes) ----------------
     def compiles(self) -> list[CompileSite]:
@@ -689,14 +695,17 @@ class Analysis:
     def _artifacts(self) -> dict[int, Artifact]:
         return {}
 
-    @cached_property
+    @property
     def _local_compiles(self) -> dict[str, list[CompileSite]]:
-        """Resolved artifact key -> this file's compile sites writing it (one pass, not one per load)."""
-        out: dict[str, list[CompileSite]] = {}
-        for site in self.compiles():
-            key = self.facts.resolve_key(self.compile_key(site))
-            if key is not None:
-                out.setdefault(key, []).append(site)
+        """Resolved artifact key -> this file's compile sites writing it (one pass, not one per
+        load; resolved through the project, so made again for each analysis)."""
+        out = self._lookups.get("local")
+        if out is None:
+            out = self._lookups["local"] = {}
+            for site in self.compiles():
+                key = self.facts.resolve_key(self.compile_key(site))
+                if key is not None:
+                    out.setdefault(key, []).append(site)
         return out
 
     @cached_property
@@ -735,6 +744,13 @@ class Analysis:
         return None
 
     def artifact(self, load: LoadSite) -> Artifact | None:
+        """What `load` loads; asked by each of AOTI101-AOTI103 (and the migration), found once."""
+        key = ("artifact", load.call.id)
+        if key not in self._lookups:
+            self._lookups[key] = self._artifact(load)
+        return self._lookups[key]
+
+    def _artifact(self, load: LoadSite) -> Artifact | None:
         if load.path_node is None:
             return None
         at = load.call.start_byte
@@ -766,6 +782,12 @@ class Analysis:
     def _disk_artifact(self, key: str, load: LoadSite) -> Artifact | None:
         if not key.endswith(".pt2"):
             return None
+        memo = ("disk", key, self._model_name(load))  # several loads of one missing package: one search
+        if memo not in self._lookups:
+            self._lookups[memo] = self._read_disk_artifact(key, load)
+        return self._lookups[memo]
+
+    def _read_disk_artifact(self, key: str, load: LoadSite) -> Artifact | None:
         found: dict[str, tuple[str, str]] = {}
         for candidate in self._disk_candidates(key):
             info = pt2.read_package(candidate)
@@ -801,13 +823,20 @@ class Analysis:
         out, folder = [], posixpath.dirname(here)
         for _ in range(6):  # the file's folder and its parents: scripts run from the repository root
             out.append(posixpath.normpath(posixpath.join(folder, key)))
-            if any(os.path.exists(os.path.join(folder, m)) for m in (".git", "pyproject.toml", "setup.py")):
+            if self._is_top(folder):
                 break
             parent = posixpath.dirname(folder)
             if parent == folder:
                 break
             folder = parent
         return out
+
+    def _is_top(self, folder: str) -> bool:
+        """A repository's or project's top folder (asked once per folder and analysis)."""
+        key = ("top", folder)
+        if key not in self._lookups:
+            self._lookups[key] = any(os.path.exists(os.path.join(folder, m)) for m in (".git", "pyproject.toml", "setup.py"))
+        return self._lookups[key]
 
     # -- summary (cross-file) -----------------------------------------------------------------------
     def summary(self) -> dict | None:

@@ -124,7 +124,9 @@ def _analyze(source: Source, config: Config | None, rules, project) -> Result:
     ctx = getattr(source, "context", None)
     if ctx is not None and ctx.config == config:  # names and facts from the summary pass, kept
         ctx.project = project
-        ctx.shared.pop("devices", None)  # its artifact look-ups depend on the project
+        devices = ctx.shared.get("devices")
+        if devices is not None:
+            devices.new_analysis()  # its artifact look-ups depend on the project
     else:
         ctx = Context(source, config, project)
     for rule in active:
