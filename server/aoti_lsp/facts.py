@@ -229,6 +229,21 @@ class Facts:
     # -- def-use ----------------------------------------------------------------------------
     def binding_value(self, ident: Node, at: int) -> tuple[Node, object] | None:
         """The value a name holds at `at`, when a single straight-line assignment provides it."""
+        key = (ident.id, min(at, ident.start_byte))  # all that the answer depends on
+        if key not in self._binding_values:
+            self._binding_values[key] = self._binding_value(ident, at)
+        return self._binding_values[key]
+
+    @cached_property
+    def _binding_values(self) -> dict[tuple[int, int], tuple[Node, object] | None]:
+        return {}
+
+    @cached_property
+    def _module_bindings(self) -> set[int]:
+        """ids of the module scope's bindings (all read when names.py starts)."""
+        return {id(b) for found in self.names.module.bindings.values() for b in found}
+
+    def _binding_value(self, ident: Node, at: int) -> tuple[Node, object] | None:
         name = ident.text.decode()
         scope = self.names.scope_of(ident)
         binding = self.names.lookup(name, min(at, ident.start_byte), scope)
@@ -238,7 +253,7 @@ class Facts:
         if value is None:
             return None
         module = self.names.module.bindings.get(name, [])
-        in_module = any(b is binding for b in module)
+        in_module = id(binding) in self._module_bindings
         if in_module and scope is not self.names.module and len(module) > 1:
             return None  # which module-level value a function sees depends on when it is called
         if binding.at >= min(at, ident.start_byte) and (in_module == (scope is self.names.module)):
@@ -324,6 +339,18 @@ class Facts:
     def str_value(self, node: Node | None, at: int, depth: int = 0) -> str | None:
         """A string constant: literal, constant name, f-string / `+` / `os.path.join` / pathlib of
         constants, a parameter's default; a name imported from another module is a `ref()`."""
+        if depth or node is None:
+            return self._str_value(node, at, depth)
+        key = (node.id, at)  # a path is asked about by the summary, each rule and the fixes
+        if key not in self._str_values:
+            self._str_values[key] = self._str_value(node, at, 0)
+        return self._str_values[key]
+
+    @cached_property
+    def _str_values(self) -> dict[tuple[int, int], str | None]:
+        return {}
+
+    def _str_value(self, node: Node | None, at: int, depth: int) -> str | None:
         if depth > MAX_DEPTH:
             return None
         node = unwrap(node)

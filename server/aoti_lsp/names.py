@@ -77,10 +77,19 @@ class Names:
         self.module = Scope(root, "module", None)
         self._scopes: dict[int, Scope] = {}
         _read_block(root, self.module)
+        # node id -> its scope, its qualified name: rules and facts ask about the same nodes again
+        self._scope_of: dict[int, Scope] = {}
+        self._resolved: dict[int, str | None] = {}
 
     # -- scopes --------------------------------------------------------------------------
     def scope_of(self, node: Node) -> Scope:
         """The innermost scope whose body holds `node` (a def's own name belongs outside)."""
+        found = self._scope_of.get(node.id)
+        if found is None:
+            found = self._scope_of[node.id] = self._find_scope(node)
+        return found
+
+    def _find_scope(self, node: Node) -> Scope:
         chain: list[Node] = []
         child, parent = node, node.parent
         while parent is not None:
@@ -133,6 +142,14 @@ class Names:
 
     def resolve(self, node: Node, _depth: int = 0) -> str | None:
         """Qualified name of a dotted expression, or None when it is not provably an import."""
+        if _depth:
+            return self._resolve(node, _depth)
+        key = node.id
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(node, 0)
+        return self._resolved[key]
+
+    def _resolve(self, node: Node, _depth: int) -> str | None:
         parts = dotted_parts(node)
         if parts is None or _depth > 8:
             return None
