@@ -76,6 +76,24 @@ def argument_of(value: Node) -> Node:
     return value.parent if value.parent is not None and value.parent.type == "keyword_argument" else value
 
 
+_PLAIN_PREFIXES = (b"", b"r", b"R", b"u", b"U")
+
+
+def _plain_body(node: Node, start: Node) -> str | None:
+    """The value of a literal with nothing to unescape or translate (no backslash, no "\\r", no
+    quote inside), read off its text: what ast.literal_eval would say, without compiling it.
+    None: let literal_eval decide."""
+    text, opening = node.text, start.text
+    quote = opening.lstrip(b"rRuU")
+    if opening[:len(opening) - len(quote)] not in _PLAIN_PREFIXES or quote not in (b'"', b"'", b'"""', b"'''") \
+            or len(text) < len(opening) + len(quote) or not text.endswith(quote) or node.has_error:
+        return None
+    body = text[len(opening):len(text) - len(quote)]
+    if any(c in body for c in (b"\\", b"\r", b"\x00", quote[:1])) or (len(quote) == 1 and b"\n" in body):
+        return None
+    return body.decode()
+
+
 def string_value(node: Node | None) -> str | None:
     """A plain (non-f, non-bytes) string literal's value."""
     if node is None:
@@ -88,6 +106,9 @@ def string_value(node: Node | None) -> str | None:
     start = node.named_children[0] if node.named_children else None
     if start is None or start.type != "string_start" or any(c in start.text.decode().lower() for c in "fb"):
         return None
+    plain = _plain_body(node, start)
+    if plain is not None:
+        return plain
     try:
         value = ast.literal_eval(node.text.decode())
     except (ValueError, SyntaxError):
