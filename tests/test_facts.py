@@ -210,3 +210,29 @@ def test_a_path_returned_by_a_helper_is_followed():
     """)
     keys = [f.path_key(l.path_node, l.call.start_byte) for l in f.loads]
     assert keys == ["/srv/tower.pt2", None]
+
+
+def test_string_values_read_off_the_text_are_what_python_reads():
+    """string_value reads a literal with nothing to unescape off its text: always what
+    ast.literal_eval says (or None where Python rejects the literal)."""
+    import ast
+
+    from aoti_lsp.facts import string_value
+    from aoti_lsp.source import descendants
+
+    literals = ["'a'", '"m.pt2"', "''", '""', "''''''", "'''a\nb'''", '"""a"b"""', "r'a\\b'", "R'x'", "u'é'",
+                "U'x'", "'a\\'b'", "'a\\nb'", "'''a\r\nb'''", "\"tab\there\"", "'caf\u00e9 \u2603'", "rb'x'", "f'x'",
+                "'{x}'", "'a' 'b'", "'a' \"b\""]
+    for text in literals:
+        source = Source((f"x = {text}\n").encode(), "m.py")
+        node = source.tree.root_node.named_children[0].named_children[0].child_by_field_name("right")
+        try:
+            want = ast.literal_eval(text.replace("\r\n", "\n"))
+        except (ValueError, SyntaxError):
+            want = None
+        if text.startswith(("rb", "f")):
+            want = None
+        assert string_value(node) == (want if isinstance(want, str) else None), text
+    broken = Source(b"x = 'abc\n", "m.py")
+    for node in descendants(broken.tree.root_node, "string"):
+        assert string_value(node) is None
