@@ -58,6 +58,7 @@ class Context:
         if key not in self._calls:
             finals = {q.rsplit(".", 1)[-1] for q in key}
             tokens = set(finals) | self.names.module_aliases(set(key))
+            self.source.find_words(tokens)
             for final in finals:  # aliases made inside functions: `from torch._export import aot_load as load`
                 tokens.update(a for a in map(_alias_made_by, self.source.identifiers(final)) if a)
             out, seen = [], set()

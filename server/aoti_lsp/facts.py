@@ -172,6 +172,7 @@ class Facts:
         self.ctx = ctx
         self.src = ctx.source
         self.names = ctx.names
+        self._assigned_found = False
 
     # -- calls of interest ------------------------------------------------------------------
     @cached_property
@@ -649,6 +650,7 @@ class Facts:
     def _runners(self) -> dict[int, list[Node]]:
         """load call id -> the calls of the model it returns, found once for the whole file."""
         out: dict[int, list[Node]] = {}
+        self._find_assigned_names()
         for load in self.loads:
             calls: list[Node] = []
             for value in self._flows(load.call, 0, set()):
@@ -668,6 +670,7 @@ class Facts:
         """The loads whose path is the value `call` returns (`so = aot_compile(...)`, `aot_load(so)`,
         also through a helper's return or an attribute)."""
         by_node, by_value = self._loads_by_path
+        self._find_assigned_names()
         found = {id(l): l for v in self.flows(call) for l in by_node.get(v.id, ())}
         found.update((id(l), l) for l in by_value.get(call.id, ()))
         return sorted(found.values(), key=lambda l: l.call.start_byte)
@@ -686,6 +689,13 @@ class Facts:
             if target is not None and target.type == "call":
                 by_value.setdefault(target.id, []).append(load)
         return by_node, by_value
+
+    def _find_assigned_names(self) -> None:
+        """The names AOTI calls' values are assigned to (what `_flows` follows first), found in
+        the text in one pass for them all (Source.find_words), once."""
+        if not self._assigned_found:
+            self._assigned_found = True
+            self.src.find_words(_assigned_name(call) for call, _ in self.calls)
 
     def calls_of_function(self, ret: Node) -> list[Node]:
         return self._calls_of_function(ret)
@@ -850,6 +860,18 @@ class Facts:
         if parent is not None and parent.type == "call" and parent.child_by_field_name("function") == value:
             return [parent]
         return []
+
+
+def _assigned_name(value: Node) -> str:
+    """`x` of `x = value` (or of `x = (value)`): the name `_flows` follows from it; "" if none."""
+    parent = value.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is not None and parent.type == "assignment":
+        left = parent.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            return left.text.decode()
+    return ""
 
 
 def _is_target(ident: Node) -> bool:
