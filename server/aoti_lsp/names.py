@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tree_sitter import Node
 
@@ -83,22 +84,29 @@ class Names:
 
     # -- scopes --------------------------------------------------------------------------
     def scope_of(self, node: Node) -> Scope:
-        """The innermost scope whose body holds `node` (a def's own name belongs outside)."""
-        found = self._scope_of.get(node.id)
-        if found is None:
-            found = self._scope_of[node.id] = self._find_scope(node)
-        return found
-
-    def _find_scope(self, node: Node) -> Scope:
-        chain: list[Node] = []
+        """The innermost scope whose body holds `node` (a def's own name belongs outside).
+        Every ancestor passed on the way up keeps its scope too: the next node below one of
+        them stops there instead of climbing to the module again."""
+        memo = self._scope_of
+        found = memo.get(node.id)
+        if found is not None:
+            return found
+        path: list[tuple[int, Node | None]] = []  # (node id, the scope node it opens into, if any)
+        scope = self.module
         child, parent = node, node.parent
         while parent is not None:
-            if parent.type in SCOPE_TYPES and child != parent.child_by_field_name("name"):
-                chain.append(parent)
+            opens = parent.type in SCOPE_TYPES and child != parent.child_by_field_name("name")
+            path.append((child.id, parent if opens else None))
+            known = memo.get(parent.id)
+            if known is not None:
+                scope = known
+                break
             child, parent = parent, parent.parent
-        scope = self.module
-        for scope_node in reversed(chain):
-            scope = self._scope(scope_node, scope)
+        for child_id, opener in reversed(path):
+            if opener is not None:
+                scope = self._scope(opener, scope)
+            memo[child_id] = scope
+        memo[node.id] = scope
         return scope
 
     def _scope(self, node: Node, parent: Scope) -> Scope:
@@ -170,13 +178,19 @@ class Names:
         """Module-level names bound to exactly one of `qualnames`: extra tokens a rule must
         look for, since `load(p, "cpu")` never spells aot_load. A module alias (`te` for
         torch._export) needs no token: `te.aot_load(...)` spells the final name itself."""
-        out = set()
+        return {name for name, target in self._module_targets if target in qualnames}
+
+    @cached_property
+    def _module_targets(self) -> list[tuple[str, str]]:
+        """(name, qualified name) of each module-level import or alias that resolves: read once
+        for every rule's set of names."""
+        out = []
         for name, bindings in self.module.bindings.items():
             for b in bindings:
                 target = b.target if b.kind == IMPORT else (
                     self.resolve(b.value) if b.kind == ALIAS and b.value is not None else None)
-                if target in qualnames:
-                    out.add(name)
+                if target is not None:
+                    out.append((name, target))
         return out
 
 
