@@ -85,8 +85,6 @@ class Source:
         self.context = None  # the engine's Context of the last summary, reused by the check
         self._occurrences: dict[str, list[int]] = {}
         self._has: dict[str, bool] = {}
-        self._words: dict[str, list[int]] = {}  # word -> where it stands as a whole name (a dot before allowed)
-        self._identifiers: dict[str, list[Node]] = {}
 
     @classmethod
     def from_text(cls, text: str, path: str = "<string>") -> "Source":
@@ -115,6 +113,15 @@ class Source:
         if found is None:
             found = self._has[token] = token.encode() in self.data
         return found
+
+    @cached_property
+    def _words(self) -> dict[str, list[int]]:
+        """word -> where it stands as a whole name (a dot before it allowed)."""
+        return {}
+
+    @cached_property
+    def _identifiers(self) -> dict[str, list[Node]]:
+        return {}
 
     def word_occurrences(self, word: str, after_dot: bool = False) -> Iterator[int]:
         """Offsets where `word` stands as a whole name (not inside a longer one; after a dot only
