@@ -592,7 +592,18 @@ class Analysis:
         return items
 
     def compile_device(self, site: CompileSite) -> Device | None:
-        """The compile device: the example inputs' (when they agree), else the model's."""
+        """The compile device: the example inputs' (when they agree), else the model's. Read
+        once per site: for the summary, and for every load of its artifact."""
+        key = ("device", site.call.id)
+        if key not in self._per_site:
+            self._per_site[key] = self._compile_device(site)
+        return self._per_site[key]
+
+    @cached_property
+    def _per_site(self) -> dict:
+        return {}
+
+    def _compile_device(self, site: CompileSite) -> Device | None:
         at = site.call.start_byte
         devices: list[Device] = []
         for item in self.example_inputs(site) or []:
@@ -618,11 +629,17 @@ class Analysis:
         return model
 
     def inputs(self, site: CompileSite) -> tuple[Input, ...] | None:
+        key = ("inputs", site.call.id)
+        if key not in self._per_site:
+            self._per_site[key] = self._inputs(site)
+        return self._per_site[key]
+
+    def _inputs(self, site: CompileSite) -> tuple[Input, ...] | None:
         items = self.example_inputs(site)
         if items is None:
             return None
         dynamic = self.dynamic_dims(site, len(items))
-        marked = self._marked_dynamic()
+        marked = self._marked_dynamic
         out = []
         for item, dyn in zip(items, dynamic):
             name = unwrap(item)
@@ -669,13 +686,15 @@ class Analysis:
                 out.append(None)
         return out
 
-    def _marked_dynamic(self) -> set[str]:
+    @cached_property
+    def _marked_dynamic(self) -> frozenset[str]:
+        """Names given to mark_dynamic anywhere in the file (read once, not once per compile)."""
         out = set()
         for call, _ in self.facts.calls_of(MARK_DYNAMIC):
             first = self._first_positional(call)
             if first is not None and first.type == "identifier":
                 out.add(first.text.decode())
-        return out
+        return frozenset(out)
 
     def compile_where(self, site: CompileSite) -> str:
         return f"line {self.src.lines.line_of(site.call.start_byte) + 1}"
