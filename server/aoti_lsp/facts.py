@@ -361,15 +361,17 @@ class Facts:
     def str_value(self, node: Node | None, at: int, depth: int = 0) -> str | None:
         """A string constant: literal, constant name, f-string / `+` / `os.path.join` / pathlib of
         constants, a parameter's default; a name imported from another module is a `ref()`."""
-        if depth or node is None:
-            return self._str_value(node, at, depth)
-        key = (node.id, at)  # a path is asked about by the summary, each rule and the fixes
+        if node is None:
+            return None
+        # a path is asked about by the summary, each rule and the fixes, and the value of a
+        # name by every path built from it (the depth is in the key: it bounds the answer)
+        key = (node.id, at, depth)
         if key not in self._str_values:
-            self._str_values[key] = self._str_value(node, at, 0)
+            self._str_values[key] = self._str_value(node, at, depth)
         return self._str_values[key]
 
     @cached_property
-    def _str_values(self) -> dict[tuple[int, int], str | None]:
+    def _str_values(self) -> dict[tuple[int, int, int], str | None]:
         return {}
 
     def _str_value(self, node: Node | None, at: int, depth: int) -> str | None:
