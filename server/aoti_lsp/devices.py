@@ -854,7 +854,8 @@ class Analysis:
         """A repository's or project's top folder (asked once per folder and analysis)."""
         key = ("top", folder)
         if key not in self._lookups:
-            self._lookups[key] = any(os.path.exists(os.path.join(folder, m)) for m in (".git", "pyproject.toml", "setup.py"))
+            markers = (".git", "pyproject.toml", "setup.py")
+            self._lookups[key] = any(os.path.exists(os.path.join(folder, m)) for m in markers)
         return self._lookups[key]
 
     # -- summary (cross-file) -----------------------------------------------------------------------

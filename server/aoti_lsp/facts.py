@@ -172,7 +172,7 @@ class Facts:
         self.ctx = ctx
         self.src = ctx.source
         self.names = ctx.names
-        self._assigned_found = False
+        self._compile_names_found = False
 
     # -- calls of interest ------------------------------------------------------------------
     @cached_property
@@ -652,7 +652,7 @@ class Facts:
     def _runners(self) -> dict[int, list[Node]]:
         """load call id -> the calls of the model it returns, found once for the whole file."""
         out: dict[int, list[Node]] = {}
-        self._find_assigned_names()
+        self.src.find_words(_assigned_name(load.call) for load in self.loads)  # what _flows follows first
         for load in self.loads:
             calls: list[Node] = []
             for value in self._flows(load.call, 0, set()):
@@ -672,7 +672,7 @@ class Facts:
         """The loads whose path is the value `call` returns (`so = aot_compile(...)`, `aot_load(so)`,
         also through a helper's return or an attribute)."""
         by_node, by_value = self._loads_by_path
-        self._find_assigned_names()
+        self._find_compile_names()
         found = {id(l): l for v in self.flows(call) for l in by_node.get(v.id, ())}
         found.update((id(l), l) for l in by_value.get(call.id, ()))
         return sorted(found.values(), key=lambda l: l.call.start_byte)
@@ -692,12 +692,12 @@ class Facts:
                 by_value.setdefault(target.id, []).append(load)
         return by_node, by_value
 
-    def _find_assigned_names(self) -> None:
-        """The names AOTI calls' values are assigned to (what `_flows` follows first), found in
-        the text in one pass for them all (Source.find_words), once."""
-        if not self._assigned_found:
-            self._assigned_found = True
-            self.src.find_words(_assigned_name(call) for call, _ in self.calls)
+    def _find_compile_names(self) -> None:
+        """The names compile calls' values are assigned to, found in the text together
+        (Source.find_words), once."""
+        if not self._compile_names_found:
+            self._compile_names_found = True
+            self.src.find_words(_assigned_name(site.call) for site in self.compiles)
 
     def calls_of_function(self, ret: Node) -> list[Node]:
         return self._calls_of_function(ret)
@@ -865,7 +865,7 @@ class Facts:
 
 
 def _assigned_name(value: Node) -> str:
-    """`x` of `x = value` (or of `x = (value)`): the name `_flows` follows from it; "" if none."""
+    """`x` of `x = value` (or of `x = (value)`): the name `_flows` follows first; "" if none."""
     parent = value.parent
     while parent is not None and parent.type == "parenthesized_expression":
         parent = parent.parent

@@ -170,7 +170,8 @@ class Source:
             root, needle = self.tree.root_node, word.encode()
             for at in self.word_occurrences(word, after_dot=True):
                 node = root.descendant_for_byte_range(at, at + len(needle))
-                if node is not None and node.type == "identifier" and node.start_byte == at and node.end_byte == at + len(needle):
+                if node is not None and node.type == "identifier" and node.start_byte == at \
+                        and node.end_byte == at + len(needle):
                     found.append(node)
         return iter(found)
 
