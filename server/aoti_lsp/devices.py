@@ -720,11 +720,12 @@ class Analysis:
         load; resolved through the project, so made again for each analysis)."""
         out = self._lookups.get("local")
         if out is None:
-            out = self._lookups["local"] = {}
+            out = {}
             for site in self.compiles():
                 key = self.facts.resolve_key(self.compile_key(site))
                 if key is not None:
                     out.setdefault(key, []).append(site)
+            self._lookups["local"] = out  # stored whole: a cut analysis leaves no partial entry
         return out
 
     @cached_property

@@ -85,11 +85,12 @@ class Context:
         found once, whichever rule's set of names asks first."""
         found = self._token_cache.get(token)
         if found is None:
-            found = self._token_cache[token] = []
+            found = []
             for ident in self.source.identifiers(token):
                 call, func = _call_of(ident)
                 if call is not None:
                     found.append((call, self.names.resolve(func)))
+            self._token_cache[token] = found  # stored whole: a cut analysis leaves no partial entry
         return found
 
 

@@ -753,13 +753,14 @@ class Facts:
         straight-line code after a single assignment; `binding_value` decides)."""
         found = self._reads_cache.get(name)
         if found is None:
-            found = self._reads_cache[name] = {}
+            found = {}
             for ident in self.idents(name):
                 if _is_target(ident):
                     continue
                 value = self.binding_value(ident, ident.start_byte)
                 if value is not None:
                     found.setdefault(unwrap(value[0]).id, []).append(ident)
+            self._reads_cache[name] = found  # stored whole: a cut summary leaves no partial entry
         return found
 
     @cached_property
