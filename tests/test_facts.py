@@ -210,3 +210,70 @@ def test_a_path_returned_by_a_helper_is_followed():
     """)
     keys = [f.path_key(l.path_node, l.call.start_byte) for l in f.loads]
     assert keys == ["/srv/tower.pt2", None]
+
+
+def test_string_values_read_off_the_text_are_what_python_reads():
+    """string_value reads a literal with nothing to unescape off its text: always what
+    ast.literal_eval says (or None where Python rejects the literal)."""
+    import ast
+
+    from aoti_lsp.facts import string_value
+    from aoti_lsp.source import descendants
+
+    literals = ["'a'", '"m.pt2"', "''", '""', "''''''", "'''a\nb'''", '"""a"b"""', "r'a\\b'", "R'x'", "u'é'",
+                "U'x'", "'a\\'b'", "'a\\nb'", "'''a\r\nb'''", "\"tab\there\"", "'caf\u00e9 \u2603'", "rb'x'", "f'x'",
+                "'{x}'", "'a' 'b'", "'a' \"b\""]
+    for text in literals:
+        source = Source((f"x = {text}\n").encode(), "m.py")
+        node = source.tree.root_node.named_children[0].named_children[0].child_by_field_name("right")
+        try:
+            want = ast.literal_eval(text.replace("\r\n", "\n"))
+        except (ValueError, SyntaxError):
+            want = None
+        if text.startswith(("rb", "f")):
+            want = None
+        assert string_value(node) == (want if isinstance(want, str) else None), text
+    broken = Source(b"x = 'abc\n", "m.py")
+    for node in descendants(broken.tree.root_node, "string"):
+        assert string_value(node) is None
+
+
+def test_names_found_in_one_pass_are_found_where_one_scan_each_finds_them():
+    """Source.find_words (one regex pass, a trie of the names) gives every name the offsets
+    word_occurrences finds with a scan of its own: prefixes of each other, dots, underscores,
+    names inside longer ones, strings, non-ASCII neighbours."""
+    import random
+
+    rng = random.Random(7)
+    names = ["a", "ab", "abc", "a_b", "b", "ba", "x1", "x10", "x100", "_x", "x_", "runner", "runners", "RUNNER_6",
+             "RUNNER_60", "ep", "step"]
+    pieces = names + [".", " ", "_", "\n", "é", "(", ")", "'", "0", "z"]
+    for _ in range(200):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 60))).encode()
+        one, batch = Source(text, "m.py"), Source(text, "m.py")
+        batch.find_words(names)
+        for name in names:
+            for after_dot in (True, False):
+                assert list(batch.word_occurrences(name, after_dot)) == list(one.word_occurrences(name, after_dot)), \
+                    (text, name, after_dot)
+
+
+def test_text_scans_stay_flat_when_the_sites_grow():
+    """Counted, not timed: passes over the whole text (a bytes.find loop, a find_words pass) per
+    summary and check stay flat when the file has 4x the sites. One pass per name that a load's
+    value is assigned to made the cost quadratic: twice the sites, twice the names, each a scan of
+    twice the text."""
+    import differential
+    from aoti_lsp import source
+
+    def scans(sites):
+        path = "/project/big.py"
+        src = Source(differential.generated_source(sites, sites * 18).encode(), path)
+        before = source.SCANS[0]
+        project = Project(root="/project")
+        project.update(path, summarize(src))
+        assert analyze(src, project=project).findings  # the work was really done
+        return source.SCANS[0] - before
+
+    small, large = scans(60), scans(240)
+    assert large <= small + 2, (small, large)

@@ -55,3 +55,19 @@ def test_incremental_update_matches_a_rebuild(text, insert, data):
     out = raw[:start] + new + raw[end:]
     assert LineIndex(raw).edited(start, end, new, out).starts == LineIndex(out).starts
 
+
+
+@settings(max_examples=300)
+@given(TEXT, st.data())
+def test_line_ends_are_what_the_ending_regex_finds(text, data):
+    """_ends (split and running sums where no "\\r" is in the range) finds the ends the regex finds."""
+    import re
+
+    from aoti_lsp.positions import _ends
+
+    raw = text.encode()
+    lo = data.draw(st.integers(0, len(raw)))
+    hi = data.draw(st.integers(lo, len(raw)))
+    ending = re.compile(rb"\r\n?|\n")
+    assert _ends(raw, lo, hi) == [m.end() for m in ending.finditer(raw, lo, hi)]
+    assert LineIndex(raw).starts == [0, *(m.end() for m in re.finditer(rb"\r\n?|\n", raw))]

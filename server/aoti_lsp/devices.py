@@ -151,6 +151,12 @@ class Analysis:
         self.names = ctx.names
         self.facts = ctx.facts
         self._device_cache: dict[tuple[int, int], Device | None] = {}
+        self._lookups: dict = {}  # artifact look-ups: they depend on the project and the disk
+
+    def new_analysis(self) -> None:
+        """Another check of the same file (the engine reuses the summary pass's analysis): the
+        artifact look-ups are made again, what the file's own code says is kept."""
+        self._lookups = {}
 
     # -- what the facts layer knows (shared with the jagged rules and the fixes) ----------------
     def compiles(self) -> list[CompileSite]:
@@ -586,7 +592,18 @@ class Analysis:
         return items
 
     def compile_device(self, site: CompileSite) -> Device | None:
-        """The compile device: the example inputs' (when they agree), else the model's."""
+        """The compile device: the example inputs' (when they agree), else the model's. Read
+        once per site: for the summary, and for every load of its artifact."""
+        key = ("device", site.call.id)
+        if key not in self._per_site:
+            self._per_site[key] = self._compile_device(site)
+        return self._per_site[key]
+
+    @cached_property
+    def _per_site(self) -> dict:
+        return {}
+
+    def _compile_device(self, site: CompileSite) -> Device | None:
         at = site.call.start_byte
         devices: list[Device] = []
         for item in self.example_inputs(site) or []:
@@ -612,11 +629,17 @@ class Analysis:
         return model
 
     def inputs(self, site: CompileSite) -> tuple[Input, ...] | None:
+        key = ("inputs", site.call.id)
+        if key not in self._per_site:
+            self._per_site[key] = self._inputs(site)
+        return self._per_site[key]
+
+    def _inputs(self, site: CompileSite) -> tuple[Input, ...] | None:
         items = self.example_inputs(site)
         if items is None:
             return None
         dynamic = self.dynamic_dims(site, len(items))
-        marked = self._marked_dynamic()
+        marked = self._marked_dynamic
         out = []
         for item, dyn in zip(items, dynamic):
             name = unwrap(item)
@@ -663,13 +686,15 @@ class Analysis:
                 out.append(None)
         return out
 
-    def _marked_dynamic(self) -> set[str]:
+    @cached_property
+    def _marked_dynamic(self) -> frozenset[str]:
+        """Names given to mark_dynamic anywhere in the file (read once, not once per compile)."""
         out = set()
         for call, _ in self.facts.calls_of(MARK_DYNAMIC):
             first = self._first_positional(call)
             if first is not None and first.type == "identifier":
                 out.add(first.text.decode())
-        return out
+        return frozenset(out)
 
     def compile_where(self, site: CompileSite) -> str:
         return f"line {self.src.lines.line_of(site.call.start_byte) + 1}"
@@ -689,14 +714,37 @@ class Analysis:
     def _artifacts(self) -> dict[int, Artifact]:
         return {}
 
-    @cached_property
+    @property
     def _local_compiles(self) -> dict[str, list[CompileSite]]:
-        """Resolved artifact key -> this file's compile sites writing it (one pass, not one per load)."""
-        out: dict[str, list[CompileSite]] = {}
+        """Resolved artifact key -> this file's compile sites writing it (one pass, not one per
+        load; resolved through the project, so made again for each analysis)."""
+        out = self._lookups.get("local")
+        if out is None:
+            out = {}
+            for site in self.compiles():
+                key = self.facts.resolve_key(self.compile_key(site))
+                if key is not None:
+                    out.setdefault(key, []).append(site)
+            self._lookups["local"] = out  # stored whole: a cut analysis leaves no partial entry
+        return out
+
+    @cached_property
+    def _compile_by_call(self) -> dict[int, CompileSite]:
+        """Call id -> its compile site: each load finds its compile without a scan of them all."""
+        out: dict[int, CompileSite] = {}
         for site in self.compiles():
-            key = self.facts.resolve_key(self.compile_key(site))
-            if key is not None:
-                out.setdefault(key, []).append(site)
+            out.setdefault(site.call.id, site)
+        return out
+
+    def compile_at(self, start: int) -> CompileSite | None:
+        """The compile site whose call starts at `start`."""
+        return self._compile_by_start.get(start)
+
+    @cached_property
+    def _compile_by_start(self) -> dict[int, CompileSite]:
+        out: dict[int, CompileSite] = {}
+        for site in self.compiles():
+            out.setdefault(site.call.start_byte, site)
         return out
 
     def compile_key(self, site: CompileSite) -> str | None:
@@ -709,13 +757,20 @@ class Analysis:
         if node is None or depth > MAX_DEPTH:
             return None
         if node.type == "call":
-            return next((s for s in self.compiles() if s.call == node), None)
+            return self._compile_by_call.get(node.id)
         if node.type == "identifier":
             found = self.facts.binding_value(node, at)
             return self._compile_from(found[0], found[1].at, depth + 1) if found else None
         return None
 
     def artifact(self, load: LoadSite) -> Artifact | None:
+        """What `load` loads; asked by each of AOTI101-AOTI103 (and the migration), found once."""
+        key = ("artifact", load.call.id)
+        if key not in self._lookups:
+            self._lookups[key] = self._artifact(load)
+        return self._lookups[key]
+
+    def _artifact(self, load: LoadSite) -> Artifact | None:
         if load.path_node is None:
             return None
         at = load.call.start_byte
@@ -747,6 +802,12 @@ class Analysis:
     def _disk_artifact(self, key: str, load: LoadSite) -> Artifact | None:
         if not key.endswith(".pt2"):
             return None
+        memo = ("disk", key, self._model_name(load))  # several loads of one missing package: one search
+        if memo not in self._lookups:
+            self._lookups[memo] = self._read_disk_artifact(key, load)
+        return self._lookups[memo]
+
+    def _read_disk_artifact(self, key: str, load: LoadSite) -> Artifact | None:
         found: dict[str, tuple[str, str]] = {}
         for candidate in self._disk_candidates(key):
             info = pt2.read_package(candidate)
@@ -782,13 +843,21 @@ class Analysis:
         out, folder = [], posixpath.dirname(here)
         for _ in range(6):  # the file's folder and its parents: scripts run from the repository root
             out.append(posixpath.normpath(posixpath.join(folder, key)))
-            if any(os.path.exists(os.path.join(folder, m)) for m in (".git", "pyproject.toml", "setup.py")):
+            if self._is_top(folder):
                 break
             parent = posixpath.dirname(folder)
             if parent == folder:
                 break
             folder = parent
         return out
+
+    def _is_top(self, folder: str) -> bool:
+        """A repository's or project's top folder (asked once per folder and analysis)."""
+        key = ("top", folder)
+        if key not in self._lookups:
+            markers = (".git", "pyproject.toml", "setup.py")
+            self._lookups[key] = any(os.path.exists(os.path.join(folder, m)) for m in markers)
+        return self._lookups[key]
 
     # -- summary (cross-file) -----------------------------------------------------------------------
     def summary(self) -> dict | None:

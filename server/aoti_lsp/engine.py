@@ -35,6 +35,8 @@ class Context:
         self.project = project  # cross-file facts, when the caller has them
         self.shared: dict = {}  # per-analysis state of a rule family (devices, jagged): dies with the context
         self._calls: dict[frozenset, list[tuple[Node, str]]] = {}
+        self._alias_cache: dict[str, list[str]] = {}
+        self._token_cache: dict[str, list[tuple[Node, str | None]]] = {}
         # analyses several rules share (devices, jagged), keyed by module: they live and die
         # with this Context (a module-level weak map whose values hold the Context never frees it)
         self.shared: dict = {}
@@ -58,20 +60,38 @@ class Context:
         if key not in self._calls:
             finals = {q.rsplit(".", 1)[-1] for q in key}
             tokens = set(finals) | self.names.module_aliases(set(key))
+            self.source.find_words(tokens)
             for final in finals:  # aliases made inside functions: `from torch._export import aot_load as load`
-                tokens.update(a for a in map(_alias_made_by, self.source.identifiers(final)) if a)
+                tokens.update(self._aliases(final))
             out, seen = [], set()
             for token in tokens:
-                for ident in self.source.identifiers(token):
-                    call, func = _call_of(ident)
-                    if call is None or call.id in seen:
+                for call, qualname in self._token_calls(token):
+                    if call.id in seen:
                         continue
                     seen.add(call.id)
-                    qualname = self.names.resolve(func)
                     if qualname in key:
                         out.append((call, qualname))
             self._calls[key] = sorted(out, key=lambda c: c[0].start_byte)
         return self._calls[key]
+
+    def _aliases(self, final: str) -> list[str]:
+        found = self._alias_cache.get(final)
+        if found is None:
+            found = self._alias_cache[final] = [a for a in map(_alias_made_by, self.source.identifiers(final)) if a]
+        return found
+
+    def _token_calls(self, token: str) -> list[tuple[Node, str | None]]:
+        """(call, its qualified name) of each call whose function's final name is `token`:
+        found once, whichever rule's set of names asks first."""
+        found = self._token_cache.get(token)
+        if found is None:
+            found = []
+            for ident in self.source.identifiers(token):
+                call, func = _call_of(ident)
+                if call is not None:
+                    found.append((call, self.names.resolve(func)))
+            self._token_cache[token] = found  # stored whole: a cut analysis leaves no partial entry
+        return found
 
 
 def _call_of(ident: Node) -> tuple[Node | None, Node]:
@@ -124,7 +144,9 @@ def _analyze(source: Source, config: Config | None, rules, project) -> Result:
     ctx = getattr(source, "context", None)
     if ctx is not None and ctx.config == config:  # names and facts from the summary pass, kept
         ctx.project = project
-        ctx.shared.pop("devices", None)  # its artifact look-ups depend on the project
+        devices = ctx.shared.get("devices")
+        if devices is not None:
+            devices.new_analysis()  # its artifact look-ups depend on the project
     else:
         ctx = Context(source, config, project)
     for rule in active:

@@ -76,6 +76,24 @@ def argument_of(value: Node) -> Node:
     return value.parent if value.parent is not None and value.parent.type == "keyword_argument" else value
 
 
+_PLAIN_PREFIXES = (b"", b"r", b"R", b"u", b"U")
+
+
+def _plain_body(node: Node, start: Node) -> str | None:
+    """The value of a literal with nothing to unescape or translate (no backslash, no "\\r", no
+    quote inside), read off its text: what ast.literal_eval would say, without compiling it.
+    None: let literal_eval decide."""
+    text, opening = node.text, start.text
+    quote = opening.lstrip(b"rRuU")
+    if opening[:len(opening) - len(quote)] not in _PLAIN_PREFIXES or quote not in (b'"', b"'", b'"""', b"'''") \
+            or len(text) < len(opening) + len(quote) or not text.endswith(quote) or node.has_error:
+        return None
+    body = text[len(opening):len(text) - len(quote)]
+    if any(c in body for c in (b"\\", b"\r", b"\x00", quote[:1])) or (len(quote) == 1 and b"\n" in body):
+        return None
+    return body.decode()
+
+
 def string_value(node: Node | None) -> str | None:
     """A plain (non-f, non-bytes) string literal's value."""
     if node is None:
@@ -88,6 +106,9 @@ def string_value(node: Node | None) -> str | None:
     start = node.named_children[0] if node.named_children else None
     if start is None or start.type != "string_start" or any(c in start.text.decode().lower() for c in "fb"):
         return None
+    plain = _plain_body(node, start)
+    if plain is not None:
+        return plain
     try:
         value = ast.literal_eval(node.text.decode())
     except (ValueError, SyntaxError):
@@ -151,6 +172,7 @@ class Facts:
         self.ctx = ctx
         self.src = ctx.source
         self.names = ctx.names
+        self._compile_names_found = False
 
     # -- calls of interest ------------------------------------------------------------------
     @cached_property
@@ -193,6 +215,17 @@ class Facts:
             out.append(site)
         return out
 
+    def load_of(self, call: Node) -> LoadSite | None:
+        """The load site of a load call (by id: a lookup, not a scan of every load)."""
+        return self._load_by_call.get(call.id)
+
+    @cached_property
+    def _load_by_call(self) -> dict[int, LoadSite]:
+        out: dict[int, LoadSite] = {}
+        for load in self.loads:
+            out.setdefault(load.call.id, load)
+        return out
+
     def _compile_site(self, call: Node, q: str) -> CompileSite | None:
         if q in OLD_COMPILE:
             params = OLD_COMPILE[q]
@@ -218,6 +251,21 @@ class Facts:
     # -- def-use ----------------------------------------------------------------------------
     def binding_value(self, ident: Node, at: int) -> tuple[Node, object] | None:
         """The value a name holds at `at`, when a single straight-line assignment provides it."""
+        key = (ident.id, min(at, ident.start_byte))  # all that the answer depends on
+        if key not in self._binding_values:
+            self._binding_values[key] = self._binding_value(ident, at)
+        return self._binding_values[key]
+
+    @cached_property
+    def _binding_values(self) -> dict[tuple[int, int], tuple[Node, object] | None]:
+        return {}
+
+    @cached_property
+    def _module_bindings(self) -> set[int]:
+        """ids of the module scope's bindings (all read when names.py starts)."""
+        return {id(b) for found in self.names.module.bindings.values() for b in found}
+
+    def _binding_value(self, ident: Node, at: int) -> tuple[Node, object] | None:
         name = ident.text.decode()
         scope = self.names.scope_of(ident)
         binding = self.names.lookup(name, min(at, ident.start_byte), scope)
@@ -227,7 +275,7 @@ class Facts:
         if value is None:
             return None
         module = self.names.module.bindings.get(name, [])
-        in_module = any(b is binding for b in module)
+        in_module = id(binding) in self._module_bindings
         if in_module and scope is not self.names.module and len(module) > 1:
             return None  # which module-level value a function sees depends on when it is called
         if binding.at >= min(at, ident.start_byte) and (in_module == (scope is self.names.module)):
@@ -313,6 +361,20 @@ class Facts:
     def str_value(self, node: Node | None, at: int, depth: int = 0) -> str | None:
         """A string constant: literal, constant name, f-string / `+` / `os.path.join` / pathlib of
         constants, a parameter's default; a name imported from another module is a `ref()`."""
+        if node is None:
+            return None
+        # a path is asked about by the summary, each rule and the fixes, and the value of a
+        # name by every path built from it (the depth is in the key: it bounds the answer)
+        key = (node.id, at, depth)
+        if key not in self._str_values:
+            self._str_values[key] = self._str_value(node, at, depth)
+        return self._str_values[key]
+
+    @cached_property
+    def _str_values(self) -> dict[tuple[int, int, int], str | None]:
+        return {}
+
+    def _str_value(self, node: Node | None, at: int, depth: int) -> str | None:
         if depth > MAX_DEPTH:
             return None
         node = unwrap(node)
@@ -590,6 +652,7 @@ class Facts:
     def _runners(self) -> dict[int, list[Node]]:
         """load call id -> the calls of the model it returns, found once for the whole file."""
         out: dict[int, list[Node]] = {}
+        self.src.find_words(_assigned_name(load.call) for load in self.loads)  # what _flows follows first
         for load in self.loads:
             calls: list[Node] = []
             for value in self._flows(load.call, 0, set()):
@@ -609,6 +672,7 @@ class Facts:
         """The loads whose path is the value `call` returns (`so = aot_compile(...)`, `aot_load(so)`,
         also through a helper's return or an attribute)."""
         by_node, by_value = self._loads_by_path
+        self._find_compile_names()
         found = {id(l): l for v in self.flows(call) for l in by_node.get(v.id, ())}
         found.update((id(l), l) for l in by_value.get(call.id, ()))
         return sorted(found.values(), key=lambda l: l.call.start_byte)
@@ -627,6 +691,13 @@ class Facts:
             if target is not None and target.type == "call":
                 by_value.setdefault(target.id, []).append(load)
         return by_node, by_value
+
+    def _find_compile_names(self) -> None:
+        """The names compile calls' values are assigned to, found in the text together
+        (Source.find_words), once."""
+        if not self._compile_names_found:
+            self._compile_names_found = True
+            self.src.find_words(_assigned_name(site.call) for site in self.compiles)
 
     def calls_of_function(self, ret: Node) -> list[Node]:
         return self._calls_of_function(ret)
@@ -682,13 +753,14 @@ class Facts:
         straight-line code after a single assignment; `binding_value` decides)."""
         found = self._reads_cache.get(name)
         if found is None:
-            found = self._reads_cache[name] = {}
+            found = {}
             for ident in self.idents(name):
                 if _is_target(ident):
                     continue
                 value = self.binding_value(ident, ident.start_byte)
                 if value is not None:
                     found.setdefault(unwrap(value[0]).id, []).append(ident)
+            self._reads_cache[name] = found  # stored whole: a cut summary leaves no partial entry
         return found
 
     @cached_property
@@ -791,6 +863,18 @@ class Facts:
         if parent is not None and parent.type == "call" and parent.child_by_field_name("function") == value:
             return [parent]
         return []
+
+
+def _assigned_name(value: Node) -> str:
+    """`x` of `x = value` (or of `x = (value)`): the name `_flows` follows first; "" if none."""
+    parent = value.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is not None and parent.type == "assignment":
+        left = parent.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            return left.text.decode()
+    return ""
 
 
 def _is_target(ident: Node) -> bool:

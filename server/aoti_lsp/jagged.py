@@ -548,8 +548,15 @@ class Model:
         call = self._call_behind(node)
         if call is None:
             return None
-        return next((key for c, _, key in self.export_calls
-                     if c.start_byte == call.start_byte and c.end_byte == call.end_byte), None)
+        return self._export_keys.get((call.start_byte, call.end_byte))
+
+    @shared_property
+    def _export_keys(self) -> dict[tuple[int, int], str]:
+        """(start, end) of an export call -> the key it exports (the first, as a scan found it)."""
+        out: dict[tuple[int, int], str] = {}
+        for c, _, key in self.export_calls:
+            out.setdefault((c.start_byte, c.end_byte), key)
+        return out
 
     def summary(self) -> dict:
         exports = []
@@ -745,13 +752,22 @@ class Model:
         call = self._call_behind(node)
         if call is None:
             return None
+        packages, compiles = self._package_keys
+        found = packages.get((call.start_byte, call.end_byte))
+        return found if found is not None else compiles.get(call.start_byte)
+
+    @shared_property
+    def _package_keys(self) -> tuple[dict[tuple[int, int], str], dict[int, str]]:
+        """((start, end) of a package call -> key, start of an aot_compile call -> key): the
+        first of each, as a scan found it; one pass, not one per load."""
+        packages: dict[tuple[int, int], str] = {}
+        compiles: dict[int, str] = {}
         for c, key, _ in self.packages:
-            if c.start_byte == call.start_byte and c.end_byte == call.end_byte:
-                return key
+            packages.setdefault((c.start_byte, c.end_byte), key)
         for c, qualname, key in self.export_calls:  # aot_compile(model, ...) -> .so path
-            if qualname == "torch._export.aot_compile" and c.start_byte == call.start_byte:
-                return key
-        return None
+            if qualname == "torch._export.aot_compile":
+                compiles.setdefault(c.start_byte, key)
+        return packages, compiles
 
     def call_sites(self, target: Target, all_calls: bool = False) -> list[CallSite]:
         """Calls of a loaded package of `target`'s model in this file; with `all_calls`, also
@@ -767,7 +783,7 @@ class Model:
         return sorted(out, key=lambda c: c.call.start_byte)
 
     def _calls_of_runner(self, load: Node) -> list[Node]:
-        site = next((site for site in self.ctx.facts.loads if site.call.id == load.id), None)
+        site = self.ctx.facts.load_of(load)
         return self.ctx.facts.runner_calls(site) if site is not None else []
 
     @staticmethod

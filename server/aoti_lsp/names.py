@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tree_sitter import Node
 
@@ -77,19 +78,35 @@ class Names:
         self.module = Scope(root, "module", None)
         self._scopes: dict[int, Scope] = {}
         _read_block(root, self.module)
+        # node id -> its scope, its qualified name: rules and facts ask about the same nodes again
+        self._scope_of: dict[int, Scope] = {}
+        self._resolved: dict[int, str | None] = {}
 
     # -- scopes --------------------------------------------------------------------------
     def scope_of(self, node: Node) -> Scope:
-        """The innermost scope whose body holds `node` (a def's own name belongs outside)."""
-        chain: list[Node] = []
+        """The innermost scope whose body holds `node` (a def's own name belongs outside).
+        Every ancestor passed on the way up keeps its scope too: the next node below one of
+        them stops there instead of climbing to the module again."""
+        memo = self._scope_of
+        found = memo.get(node.id)
+        if found is not None:
+            return found
+        path: list[tuple[int, Node | None]] = []  # (node id, the scope node it opens into, if any)
+        scope = self.module
         child, parent = node, node.parent
         while parent is not None:
-            if parent.type in SCOPE_TYPES and child != parent.child_by_field_name("name"):
-                chain.append(parent)
+            opens = parent.type in SCOPE_TYPES and child != parent.child_by_field_name("name")
+            path.append((child.id, parent if opens else None))
+            known = memo.get(parent.id)
+            if known is not None:
+                scope = known
+                break
             child, parent = parent, parent.parent
-        scope = self.module
-        for scope_node in reversed(chain):
-            scope = self._scope(scope_node, scope)
+        for child_id, opener in reversed(path):
+            if opener is not None:
+                scope = self._scope(opener, scope)
+            memo[child_id] = scope
+        memo[node.id] = scope
         return scope
 
     def _scope(self, node: Node, parent: Scope) -> Scope:
@@ -133,6 +150,14 @@ class Names:
 
     def resolve(self, node: Node, _depth: int = 0) -> str | None:
         """Qualified name of a dotted expression, or None when it is not provably an import."""
+        if _depth:
+            return self._resolve(node, _depth)
+        key = node.id
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(node, 0)
+        return self._resolved[key]
+
+    def _resolve(self, node: Node, _depth: int) -> str | None:
         parts = dotted_parts(node)
         if parts is None or _depth > 8:
             return None
@@ -153,13 +178,19 @@ class Names:
         """Module-level names bound to exactly one of `qualnames`: extra tokens a rule must
         look for, since `load(p, "cpu")` never spells aot_load. A module alias (`te` for
         torch._export) needs no token: `te.aot_load(...)` spells the final name itself."""
-        out = set()
+        return {name for name, target in self._module_targets if target in qualnames}
+
+    @cached_property
+    def _module_targets(self) -> list[tuple[str, str]]:
+        """(name, qualified name) of each module-level import or alias that resolves: read once
+        for every rule's set of names."""
+        out = []
         for name, bindings in self.module.bindings.items():
             for b in bindings:
                 target = b.target if b.kind == IMPORT else (
                     self.resolve(b.value) if b.kind == ALIAS and b.value is not None else None)
-                if target in qualnames:
-                    out.add(name)
+                if target is not None:
+                    out.append((name, target))
         return out
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
+from operator import add
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
@@ -78,12 +80,9 @@ _ENDING = re.compile(rb"\r\n?|\n")
 
 def _ends(data: bytes, lo: int, hi: int) -> list[int]:
     """Offsets just after each line ending in data[lo:hi]."""
-    if data.find(b"\r", lo, hi) == -1:  # the common case, ~10x faster than the regex
-        out, at = [], data.find(b"\n", lo, hi)
-        while at != -1:
-            out.append(at + 1)
-            at = data.find(b"\n", at + 1, hi)
-        return out
+    if data.find(b"\r", lo, hi) == -1:  # the common case: a split and running sums, all in C
+        lines = data[lo:hi].split(b"\n")
+        return list(map(add, accumulate(map(len, lines[:-1])), range(lo + 1, lo + len(lines))))
     return [m.end() for m in _ENDING.finditer(data, lo, hi)]
 
 

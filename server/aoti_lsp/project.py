@@ -54,6 +54,7 @@ def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
                 if value:
                     out[rule.code] = value
     except budget.OverBudget:
+        source.context = None  # cut anywhere: the check starts afresh, not from half-filled caches
         if budget.armed():
             raise
         log.warning("summary of %s: over the time budget, skipped", source.path)

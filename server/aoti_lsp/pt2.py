@@ -177,6 +177,7 @@ def open_archive(path: str | os.PathLike) -> Archive:
 
 def _cached(kind: str, path, build):
     try:
+        os.stat(path)  # most paths asked about do not exist: one stat settles them (no realpath)
         real = os.path.realpath(path)
         st = os.stat(real)
     except (OSError, ValueError, TypeError):

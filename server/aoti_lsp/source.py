@@ -7,6 +7,7 @@ any AOTI code costs a reparse and a few `bytes.find` scans, whatever the file si
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_right
 from functools import cached_property
@@ -53,6 +54,11 @@ def descendants(node: Node, type_: str | None = None, skip: tuple[str, ...] = ()
             yield n
         if n.type not in skip:
             stack.extend(n.children)
+
+
+SCANS = [0]  # passes over the whole text (bytes.find loops, find_words), for the test that they stay flat
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RUN = re.compile(rb"[A-Za-z0-9_]+")
 
 
 class SourceError(Exception):
@@ -111,29 +117,74 @@ class Source:
             found = self._has[token] = token.encode() in self.data
         return found
 
+    @cached_property
+    def _words(self) -> dict[str, list[int]]:
+        """word -> where it stands as a whole name (a dot before it allowed)."""
+        return {}
+
+    @cached_property
+    def _identifiers(self) -> dict[str, list[Node]]:
+        return {}
+
     def word_occurrences(self, word: str, after_dot: bool = False) -> Iterator[int]:
         """Offsets where `word` stands as a whole name (not inside a longer one; after a dot only
         if `after_dot`). bytes.find plus a look at the neighbours: ~10x faster than a \\b regex."""
-        stops = (b"_",) if after_dot else (b"_", b".")
-        for at in self.occurrences(word):
-            before = self.data[at - 1 : at] if at else b""
-            after = self.data[at + len(word) : at + len(word) + 1]
-            if before.isalnum() or before in stops or after.isalnum() or after == b"_":
-                continue
-            yield at
+        found = self._words.get(word)
+        if found is None:
+            found = []
+            for at in self.occurrences(word):
+                before = self.data[at - 1 : at] if at else b""
+                after = self.data[at + len(word) : at + len(word) + 1]
+                if before.isalnum() or before == b"_" or after.isalnum() or after == b"_":
+                    continue
+                found.append(at)
+            self._words[word] = found  # stored whole (a cut analysis leaves no partial entry)
+        if after_dot:
+            return iter(found)
+        return (at for at in found if not at or self.data[at - 1 : at] != b".")
+
+    def find_words(self, words: Iterable[str]) -> None:
+        """Where each of many names stands (word_occurrences), found with one scan per prefix they
+        share (`RUNNER_` for RUNNER_1 ... RUNNER_900), not one scan of the whole text per name: a
+        file with twice the sites has twice the names and twice the text (quadratic)."""
+        groups: dict[str, list[str]] = {}
+        for w in words:
+            if w not in self._words and _NAME.fullmatch(w):
+                groups.setdefault(w[:3], []).append(w)
+        data = self.data
+        for group in groups.values():
+            found: dict[str, list[int]] = {w: [] for w in group}
+            prefix = os.path.commonprefix(group).encode()
+            SCANS[0] += 1
+            at = data.find(prefix)
+            while at != -1:
+                before = data[at - 1 : at] if at else b""
+                if not (before.isalnum() or before == b"_"):  # the whole name: a maximal run of name bytes
+                    hit = found.get(_RUN.match(data, at).group().decode())
+                    if hit is not None:
+                        hit.append(at)
+                at = data.find(prefix, at + len(prefix))
+            self._words.update(found)
 
     def identifiers(self, word: str) -> Iterator[Node]:
         """Identifier nodes spelling `word` (strings and comments never yield one)."""
-        root, needle = self.tree.root_node, word.encode()
-        for at in self.word_occurrences(word, after_dot=True):
-            node = root.descendant_for_byte_range(at, at + len(needle))
-            if node is not None and node.type == "identifier" and node.start_byte == at and node.end_byte == at + len(needle):
-                yield node
+        found = self._identifiers.get(word)
+        if found is None:
+            found = []
+            root, needle = self.tree.root_node, word.encode()
+            for at in self.word_occurrences(word, after_dot=True):
+                node = root.descendant_for_byte_range(at, at + len(needle))
+                if node is not None and node.type == "identifier" and node.start_byte == at \
+                        and node.end_byte == at + len(needle):
+                    found.append(node)
+            self._identifiers[word] = found
+        return iter(found)
 
     def occurrences(self, token: str) -> list[int]:
         """Offsets of `token` in the text; cached, since several rules ask for the same ones."""
         found = self._occurrences.get(token)
         if found is None:
+            SCANS[0] += 1
             found, needle = [], token.encode()
             at = self.data.find(needle)
             while at != -1:

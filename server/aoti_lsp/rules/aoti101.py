@@ -109,7 +109,7 @@ def compile_for(ctx, a, load, art, target: str) -> Fix | None:
         return None
     evidence = list(art.device.evidence)
     if art.origin == "compile":
-        site = next((s for s in a.compiles() if s.call.start_byte == art.site.start), None)
+        site = a.compile_at(art.site.start)
         model = a.tensor_device(site.model, site.model.start_byte) if site is not None and site.model is not None else None
         if model is not None and model.evidence:
             evidence.append(model.evidence[0])
