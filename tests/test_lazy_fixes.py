@@ -12,7 +12,6 @@ import logging
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -134,14 +133,14 @@ def test_the_corpus_is_what_it_claims():
 def test_fixture_files(eager, no_build_errors):
     tally = {}
     for path in FIXTURE_FILES + _files(TESTS / "editors" / "fixtures"):
-        _check(lambda: _single(path), eager, tally)
+        _check(lambda path=path: _single(path), eager, tally)
     assert tally["lazy"] > 30 and tally["unbuilt"] == tally["lazy"], tally
 
 
 def test_fixture_folders_as_projects(eager, no_build_errors):
     tally = {}
     for folder in FIXTURE_FOLDERS:
-        _check(lambda: _folder_as_project(folder), eager, tally)
+        _check(lambda folder=folder: _folder_as_project(folder), eager, tally)
     assert tally.get("lazy", 0) > 0, tally
 
 
@@ -167,7 +166,7 @@ def _bench():
 
 
 def test_generated_file(eager, no_build_errors, tmp_path):
-    text, sites, _ = _bench().generate(sites=200, lines=3000)
+    text, _, _ = _bench().generate(sites=200, lines=3000)
     path = tmp_path / "big.py"
     path.write_text(text, "utf-8")
     tally = {}
@@ -304,7 +303,7 @@ def test_portable_findings(tmp_path):
         assert (stub.fix.title, stub.fix.applicability, stub.fix.kind, stub.fix.other_files) == \
             (f.fix.title, f.fix.applicability, f.fix.kind, f.fix.other_files)
         with pytest.raises(RuntimeError, match="not built"):
-            stub.fix.edits
+            _ = stub.fix.edits
     built = pickle.loads(pickle.dumps([portable(f, edits=True) for f in found]))
     assert all(type(f.fix) is Fix and f.fix.edits for f in built)
     assert [f.fix for f in built] == [f.fix.resolve() for f in found]

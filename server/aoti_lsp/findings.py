@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class Fix:
             return self.edits
         return tuple(Edit(e.start, e.end, plain_text(e.text)) for e in self.edits)
 
-    def resolve(self) -> "Fix | None":
+    def resolve(self) -> Fix | None:
         """The fix with its edits (None: they could not be built, then there is no fix)."""
         return self
 
@@ -106,8 +106,7 @@ class LazyFix:
             try:
                 self._edits = tuple(build())
             except Exception as exc:  # the preflight said it would build: a bug, never a crash
-                log.error("the fix '%s' could not be built after its preflight passed: %r", self.title, exc,
-                          exc_info=True)
+                log.exception("the fix '%s' could not be built after its preflight passed", self.title)
                 self.failed, self._edits = repr(exc), ()
         return self._edits
 
@@ -159,7 +158,7 @@ class FixStub:
         return self.edits
 
 
-def portable(finding: "Finding", edits: bool) -> "Finding":
+def portable(finding: Finding, edits: bool) -> Finding:
     """`finding` as it may be pickled: each lazy fix built (`edits`), or a stub without edits;
     a lazy fix already built travels built. The finding itself is copied, never changed."""
     def one(fix):

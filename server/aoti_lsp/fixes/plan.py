@@ -21,8 +21,16 @@ from tree_sitter import Node
 from aoti_lsp import findings
 from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD
 from aoti_lsp.findings import Applicability, Edit, Fix, LazyFix
-from aoti_lsp.fixes.migrate import (CannotFix, Unsure, compile_check, compile_fix, import_check, import_edits,
-                                    load_check, load_fix)
+from aoti_lsp.fixes.migrate import (
+    CannotFix,
+    Unsure,
+    compile_check,
+    compile_fix,
+    import_check,
+    import_edits,
+    load_check,
+    load_fix,
+)
 
 COMPILE_TITLE = "Migrate to torch.export.export + aoti_compile_and_package"
 LOAD_TITLE = "Migrate to torch._inductor.aoti_load_package"
