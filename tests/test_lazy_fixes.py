@@ -15,11 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
+from aoti_lsp import config as configmod
 from aoti_lsp import findings as findingsmod
 from aoti_lsp import runner
 from aoti_lsp.config import Config
-from aoti_lsp import config as configmod
 from aoti_lsp.engine import analyze
 from aoti_lsp.findings import Fix, FixStub, LazyFix, portable
 from aoti_lsp.project import Project, summarize
@@ -362,3 +361,88 @@ def test_the_cache_never_serves_stubs_to_an_output_that_needs_edits(tmp_path, mo
     assert run("json") == (fresh_json, True, {"Fix"})  # stubs are a miss: checked again, stored with edits
     assert run("json") == (fresh_json, False, {"Fix"})  # from the cache, edits and all
     assert run("text") == (fresh_text, False, {"Fix"})
+
+
+# -- fuzzed files (test_fuzz's: fixtures with headers, line endings, tabs, nesting, hostile lines) ---
+def test_fuzzed_files():
+    from hypothesis import given, settings
+    from test_fuzz import (  # the same strategy and settings (derandomized in CI)
+        FUZZ,
+        LONG,
+        files,
+    )
+
+    tally = {}
+
+    @settings(FUZZ, max_examples=3000 if LONG else 200)
+    @given(files())
+    def same(data):
+        lazy = analyze(Source(data, "fuzz.py"), Config())
+        findingsmod.EAGER_FIXES = True
+        try:
+            eager = analyze(Source(data, "fuzz.py"), Config())
+        finally:
+            findingsmod.EAGER_FIXES = False
+        assert lazy.errors == eager.errors
+        compare(lazy.findings, eager.findings, tally)
+
+    same()
+    assert tally.get("lazy", 0) > 10, tally
+
+
+def test_random_call_shapes():
+    """Argument lists drawn from the pieces the preflight reads (positional, keyword, * and **,
+    comments, parentheses, line breaks, strings of every prefix, constants, functions), for the
+    compile and for the loader of its artifact: the lazy fix and its refusal are the eager one's,
+    whatever the order and the nesting."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from test_fuzz import FUZZ, LONG
+
+    values = st.sampled_from([
+        "model", "(model)", "fn", "(fn)", "gm", "(x,)", "x", "{}", "None", "(None)", "OPTS", "(OPTS)", "GOOD",
+        "{'aot_inductor.output_path': 'm.so'}", "{'aot_inductor.package': True, 'k': 1}", "dict(a=1)",
+        "'cpu'", "'cuda:1'", "('cuda')", "b'cpu'", "f'cpu'", "r'cpu'", "u'cuda:0'", "'cu' 'da'", "'cpu:0'", "'mps'",
+        "'\\x63pu'", "DEV", "BAD_DEV", "FDEV", "so", "sys.argv[1]", "(o := {})", "lambda: 1", "ms[0]",
+        "(model  # c\n)", "m for m in ms", "torch.device('cpu')",
+    ])
+    keywords = st.sampled_from(["f", "gm", "args", "kwargs", "options", "dynamic_shapes", "so_path", "device", "x"])
+    arg = st.one_of(
+        values, values,
+        st.tuples(keywords, values).map(lambda kv: f"{kv[0]}={kv[1]}"),
+        st.sampled_from(["*a", "**kw", "# a comment\n", "\n"]),
+    )
+    compiles = st.sampled_from(["torch._export.aot_compile", "torch._inductor.aot_compile", "aot_compile",
+                                "(aot_compile\n)"])
+    loads = st.sampled_from(["torch._export.aot_load", "aot_load", "(aot_load\n)"])
+    head = (HEAD + "import sys\nfrom torch._export import aot_compile, aot_load\ndef fn(x):\n    return x\n"
+            "OPTS = {'aot_inductor.output_path': 'm.so'}\nGOOD = {'max_autotune': True}\nDEV = 'cuda:2'\n"
+            "BAD_DEV = 'gpu'\nFDEV = f'cpu'\n")
+
+    def joined(args):
+        return ", ".join(a.rstrip("\n") + ("\n" if a.endswith("\n") else "") for a in args)
+
+    tally = {}
+
+    @settings(FUZZ, max_examples=3000 if LONG else 300)
+    @given(compiles, loads, st.lists(arg, max_size=5), st.lists(arg, max_size=4), st.sampled_from(["so, ", "so_path=so, ", ""]))
+    def same(compile_, load, compile_args, load_args, path):
+        first = ["model, (x,)"] if not compile_args else []  # a compile the loader can always name
+        text = (head + f"so = {compile_}({joined(first + compile_args)})\n"
+                + f"r = {load}({path}{joined(load_args)})\n")
+        lazy = analyze(Source(text.encode(), "m.py"), Config())
+        findingsmod.EAGER_FIXES = True
+        try:
+            eager = analyze(Source(text.encode(), "m.py"), Config())
+        finally:
+            findingsmod.EAGER_FIXES = False
+        assert lazy.errors == eager.errors
+        compare(lazy.findings, eager.findings, tally)
+        for f in lazy.findings:
+            why = next((r.message for r in f.related if r.message.startswith("no automatic fix")), None)
+            kind = "lazy" if isinstance(f.fix, LazyFix) else "built" if f.fix is not None else why or "none"
+            tally.setdefault("kinds", set()).add(kind)
+
+    same()
+    refusals = {k for k in tally["kinds"] if k.startswith("no automatic fix")}
+    assert "lazy" in tally["kinds"] and len(refusals) >= 6, tally["kinds"]

@@ -268,7 +268,8 @@ def _write_all(results, config_for, args, together):
             failed = True
     out = [r for p, r in rows.items() if p not in unwritten]
     if unwritten:
-        again, _ = runner.run_projects(unwritten, config_for, ("check", False), 1, use_cache=False)
+        again, _ = runner.run_projects(unwritten, config_for, ("check", False), 1, use_cache=False,
+                                       edits=_prints_edits(args))
         out += [(p, old, None, found, errs) for p, old, _, found, errs in again]
     return out, failed
 

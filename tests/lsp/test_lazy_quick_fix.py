@@ -6,9 +6,16 @@ or another file changed under the plan, gives no edit, never a wrong one."""
 import asyncio
 import textwrap
 
+from helpers import (
+    apply_edits,
+    diagnostics,
+    edits_of,
+    encoding,
+    is_pull,
+    next_push,
+    open_doc,
+)
 from lsprotocol import types
-
-from helpers import apply_edits, diagnostics, edits_of, encoding, is_pull, next_push, open_doc
 
 TEXT = ('import torch\nfrom torch._export import aot_load\n\n'
         'so = torch._export.aot_compile(m, (x,))\nrunner = torch._export.aot_load(so, "cuda:1")\n')

@@ -96,6 +96,10 @@ def _ts_args(call: Node, names: list[str]) -> dict[str, tuple[Node, bool]]:
     between = call.text[: args.start_byte - call.start_byte]  # the function and what follows it
     if any(c in between for c in (b"\n", b"\r", b"\\", b"#")):
         raise Unsure("the call is split before its argument list")
+    tokens = [c.type if c.is_named else c.text for c in args.children if c.type != "comment"]
+    if tokens[:1] != [b"("] or tokens[-1:] != [b")"] or any(
+            (t == b",") != (i % 2 == 1) for i, t in enumerate(tokens[1:-1])):
+        raise Unsure("an argument list Python would not parse (`f(,)`)")  # tree-sitter takes it
     items = [a for a in args.named_children if a.type != "comment"]
     keywords = stars = False
     for a in items:  # the order Python's (and libcst's) grammar takes
