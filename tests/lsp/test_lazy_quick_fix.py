@@ -175,3 +175,48 @@ def test_diagnostics_never_build_a_lazy_fix(tmp_path):
     out = subprocess.run([sys.executable, "-c", SERVER_CHILD, str(path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["['AOTI001', 'AOTI002', 'AOTI002'] False", "3 True"], out.stdout
+
+
+BROKEN_CHILD = """
+import sys
+from pathlib import Path
+from lsprotocol import types
+from aoti_lsp.fixes import migrate, plan
+from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+from aoti_lsp.lsp.documents import Document
+from aoti_lsp.lsp import server as srv
+
+def broken(*args, **kwargs):
+    raise migrate.CannotFix("a reason the preflight missed")
+
+plan.load_fix = broken  # a preflight bug: the build refuses after the preflight passed
+srv.AotiServer.encoding = property(lambda self: "utf-16")
+ls = srv.AotiServer()
+ls.caps = ResolvedClientCapabilities(resolve_code_action_edits="--resolve" in sys.argv)
+path = Path(sys.argv[1])
+doc = Document(path.as_uri(), str(path), path.read_text(), 1)
+ls.docs[doc.uri] = doc
+diag = next(d for d in ls.diagnostics(doc) if d.code == "AOTI001")
+params = types.CodeActionParams(types.TextDocumentIdentifier(doc.uri), diag.range,
+                                types.CodeActionContext(diagnostics=[diag], only=["quickfix"]))
+titles = lambda actions: [a.title for a in actions if "Migrate to" in a.title]
+first = srv.code_action(ls, params)
+resolved = [srv.code_action_resolve(ls, a) for a in first if "Migrate to" in a.title]
+print(titles(first), [a.edit for a in resolved], titles(srv.code_action(ls, params)))
+"""
+
+
+def test_a_fix_that_cannot_be_built_offers_nothing(tmp_path):
+    """A build that fails after the preflight passed: no edit, then no action; the server serves on."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.py"
+    path.write_text(TEXT)
+    action = f"['aoti-lsp (AOTI001): {TITLE}']"
+    for flag, want in (("--resolve", f"{action} [None] []"), ("--inline", "[] [] []")):
+        out = subprocess.run([sys.executable, "-c", BROKEN_CHILD, str(path), flag], capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == want, (flag, out.stdout)
+        assert "could not be built after its preflight passed" in out.stderr and "a reason the preflight missed" in out.stderr

@@ -533,9 +533,10 @@ def _lazy_finding(ls: AotiServer, doc: Document, code, rng, title):
 def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fix: dict, preferred: bool) -> list:
     """The quick fix of a lazy fix, without its edit: codeAction/resolve builds it (or the end
     of code_action, for a client that cannot resolve edits). None offered when the document's
-    result has no such fix (the diagnostic is older than the text)."""
+    result has no such fix (the diagnostic is older than the text) or its build failed."""
     rng = _plain_range(diag.range)
-    if _lazy_finding(ls, doc, code, rng, fix.get("title")) is None:
+    found = _lazy_finding(ls, doc, code, rng, fix.get("title"))
+    if found is None or found[1].failed:  # failed: its build was tried and raised (logged)
         return []
     return [types.CodeAction(
         title=f"aoti-lsp ({code}): {fix['title']}",
