@@ -51,7 +51,9 @@ async def test_the_migration_is_resolved_lazily(client, tmp_path):
     diags = await diagnostics(client, uri)
     compile_diag = next(d for d in diags if d.code == "AOTI001")
     # no edits in the diagnostic: title, applicability and the marker; the noqa edit rides as before
-    assert compile_diag.data["fix"] == {"title": TITLE, "applicability": "unsafe", "snippet": False, "lazy": True}
+    start = TEXT.index("torch._export.aot_compile")
+    assert compile_diag.data["fix"] == {"title": TITLE, "applicability": "unsafe", "snippet": False, "lazy": True,
+                                        "span": [start, start + len("torch._export.aot_compile")]}
     assert compile_diag.data["noqa"]["newText"].endswith("# noqa: AOTI001")
     unused = next(d for d in diags if d.code == "AOTI002" and "never used" in d.message)
     assert unused.data["fix"]["lazy"] and unused.data["fix"]["applicability"] == "safe"
@@ -78,7 +80,7 @@ async def test_a_stale_version_gives_no_edit(client, tmp_path):
     old = next(d for d in await diagnostics(client, uri) if d.code == "AOTI001")
     actions = await _actions(client, uri, [old])
     action = next(a for a in actions if a.title.endswith(TITLE))
-    # a line above the call: the diagnostic's range no longer names the finding
+    # a line above the call: the diagnostic (its span, its range) no longer names the finding
     await _change(client, uri, 2, 0, "# a comment\n")
     text = "# a comment\n" + TEXT
     if resolves(client):
@@ -92,6 +94,27 @@ async def test_a_stale_version_gives_no_edit(client, tmp_path):
         assert action.data["version"] == 2
         action = await client.code_action_resolve_async(action)
     assert apply_edits(text, edits_of(action, uri), encoding(client)) == "# a comment\n" + MIGRATED
+
+
+async def test_a_range_sent_back_in_other_units_still_finds_the_fix(client, tmp_path):
+    """Neovim 0.7 sends diagnostics back with byte columns whatever the encoding: the fix is
+    found by the span its data carries, not by the range."""
+    text = TEXT.replace("\nso = ", '\ns = "é😀"; so = ')
+    uri = await open_doc(client, tmp_path / "m.py", text)
+    diag = next(d for d in await diagnostics(client, uri) if d.code == "AOTI001")
+    line = text.splitlines()[diag.range.start.line]
+    in_bytes = len(line[: line.index("torch._export")].encode())
+    assert in_bytes != diag.range.start.character or encoding(client) == "utf-8"
+    moved = types.Diagnostic(
+        range=types.Range(types.Position(diag.range.start.line, in_bytes),
+                          types.Position(diag.range.end.line, in_bytes + len("torch._export.aot_compile"))),
+        message=diag.message, severity=diag.severity, code=diag.code, source=diag.source, tags=diag.tags,
+        data=diag.data)
+    action = next(a for a in await _actions(client, uri, [moved]) if a.title.endswith(TITLE))
+    if resolves(client):
+        action = await client.code_action_resolve_async(action)
+    assert "torch._inductor.aoti_load_package(so, device_index=1)" in apply_edits(text, edits_of(action, uri),
+                                                                                  encoding(client))
 
 
 FILES = {
@@ -160,7 +183,7 @@ ls.docs[doc.uri] = doc
 items = ls.diagnostics(doc)
 print(sorted(d.code for d in items), "libcst" in sys.modules)
 d = next(d for d in items if d.code == "AOTI001")
-edit = srv._lazy_edit(ls, doc, {"code": d.code, "range": srv._plain_range(d.range), "title": d.data["fix"]["title"]})
+edit = srv._lazy_edit(ls, doc, {"code": d.code, "span": d.data["fix"]["span"], "title": d.data["fix"]["title"]})
 print(len(edit.changes[doc.uri]), "libcst" in sys.modules)
 """
 

@@ -1,8 +1,10 @@
 """Findings -> LSP diagnostics and edits. The fix travels inside Diagnostic.data (ruff's
 AssociatedDiagnosticData), so a code action is a pure function of what the client sends back.
 A lazy fix (findings.LazyFix: the migration, built with libcst) travels without its edits:
-title, applicability and `"lazy": true`; its code action is resolved from the server's result
-for the document (server.code_action_resolve), so diagnostics never build it."""
+title, applicability, `"lazy": true` and the finding's `span` (UTF-8 byte offsets: clients send
+ranges back converted, Neovim 0.7 in bytes, but data as it was); its code action is resolved
+from the server's result for the document (server.code_action_resolve), so diagnostics never
+build it."""
 
 from __future__ import annotations
 
@@ -88,11 +90,13 @@ def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_line
                other_data=None) -> types.Diagnostic:
     rule = rule_by_code(finding.code)
     data = {"code": finding.code, "noqa": noqa_edit(source, finding, encoding)}
+    span = [finding.start, finding.end]
     fix = fix_data(source, finding.fix, encoding, caps, other_data) if finding.fix is not None else None
     if fix is not None:
-        data["fix"] = fix
+        data["fix"] = {**fix, "span": span} if fix.get("lazy") else fix
     if finding.alternatives:
-        data["alternatives"] = [d for f in finding.alternatives if (d := fix_data(source, f, encoding, caps, other_data))]
+        data["alternatives"] = [{**d, "span": span} if d.get("lazy") else d for f in finding.alternatives
+                                if (d := fix_data(source, f, encoding, caps, other_data))]
     tags = []
     if finding.deprecated:
         tags.append(types.DiagnosticTag.Deprecated)
