@@ -20,7 +20,7 @@ from aoti_lsp import findings as findingsmod
 from aoti_lsp import runner
 from aoti_lsp.config import Config
 from aoti_lsp.engine import analyze
-from aoti_lsp.findings import Fix, FixStub, LazyFix, portable
+from aoti_lsp.findings import Edit, Fix, FixStub, LazyFix, portable
 from aoti_lsp.project import Project, summarize
 from aoti_lsp.source import Source
 
@@ -446,3 +446,37 @@ def test_random_call_shapes():
     same()
     refusals = {k for k in tally["kinds"] if k.startswith("no automatic fix")}
     assert "lazy" in tally["kinds"] and len(refusals) >= 6, tally["kinds"]
+
+
+# -- a lazy fix moved past an edit elsewhere in its file (incremental.py's shift_fix) ----------------
+def test_a_shifted_fix_builds_the_edits_of_the_moved_text():
+    """`shifted(at)`: edits in the finding's file moved by `at` once built, other files' kept;
+    the same as the eager fix of the text with the edit made. Moves pile up flat."""
+    text = (HEAD + SHAPES["torch missing"] + SHAPES["unused import"]).replace("import torch\nimport torch.nn as nn\n",
+                                                                             "import torch.nn as nn\n")
+    fixes = [f.fix for f in analyze(Source(text.encode(), "m.py"), Config()).findings if isinstance(f.fix, LazyFix)]
+    assert len(fixes) >= 3
+    inserted = "# an edit no rule sees\n"
+    at = text.index("model = M()")  # between the imports (the `import torch` goes before them) and the calls
+    moved_text = text[:at] + inserted + text[at:]
+    findingsmod.EAGER_FIXES = True
+    try:
+        eager = [f.fix for f in analyze(Source(moved_text.encode(), "m.py"), Config()).findings if f.fix is not None]
+    finally:
+        findingsmod.EAGER_FIXES = False
+    assert len(eager) == len(fixes) and eager[0].edits[0] == Edit(0, 0, "import torch\n")
+    # one shift of len(inserted), or the same as many shifts of one byte
+    one = [fix.shifted(lambda o: o + len(inserted) if o >= at else o) for fix in fixes]
+    many = list(fixes)
+    for _ in range(len(inserted)):
+        many = [fix.shifted(lambda o: o + 1 if o >= at else o) for fix in many]
+    assert not any(f.built for f in fixes + one + many)
+    for moved in (one, many):
+        assert [(f.title, f.applicability, f.other_files) for f in moved] == \
+            [(f.title, f.applicability, f.other_files) for f in eager]
+        assert [f.edits for f in moved] == [f.edits for f in eager]
+        assert not any(f.failed for f in moved)
+    assert [f.edits for f in fixes] != [f.edits for f in eager]  # the originals: where the text was
+    # a fix built before it is moved moves its edits at once
+    built = fixes[0].shifted(lambda o: o + len(inserted) if o >= at else o)
+    assert built.built and built.edits == one[0].edits

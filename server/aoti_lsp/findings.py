@@ -94,6 +94,10 @@ class LazyFix:
         self._build: Callable[[], tuple[Edit, ...]] | None = build
         self._edits: tuple[Edit, ...] | None = None
         self.failed: str | None = None
+        # a fix moved past edits elsewhere in its file (shifted): the fix it was planned as, and
+        # the moves of this file's offsets since, applied in order once that one is built
+        self._origin: LazyFix | None = None
+        self._moves: tuple[Callable[[int], int], ...] = ()
 
     @property
     def built(self) -> bool:
@@ -109,6 +113,27 @@ class LazyFix:
                 log.exception("the fix '%s' could not be built after its preflight passed", self.title)
                 self.failed, self._edits = repr(exc), ()
         return self._edits
+
+    def _moved(self) -> tuple[Edit, ...]:
+        origin, moves = self._origin, self._moves
+        self._origin, self._moves = None, ()
+        edits = origin.edits
+        self.failed = origin.failed  # logged once, by the origin
+        return _move(edits, moves)
+
+    def shifted(self, at: Callable[[int], int]) -> LazyFix:
+        """The fix after an edit elsewhere in its file moved its offsets (`at`: old offset ->
+        new; incremental.py): the same title, applicability and files; its edits in this file,
+        when built, are the planned ones moved. Nothing is built here, and moves pile up flat
+        (a keystroke each), never as a chain of fixes."""
+        moved = LazyFix(self.title, self.applicability, None, self._other_files, self.snippet, self.basis)
+        if self.built:
+            moved._edits, moved.failed = _move(self._edits, (at,)), self.failed
+        else:
+            moved._origin = self._origin or self
+            moved._moves = (*self._moves, at)
+            moved._build = moved._moved
+        return moved
 
     @property
     def other_files(self) -> set[str]:
@@ -156,6 +181,19 @@ class FixStub:
 
     def resolve(self):
         return self.edits
+
+
+def _move(edits: tuple[Edit, ...], moves) -> tuple[Edit, ...]:
+    """Edits of the finding's file (path None) with their offsets passed through each move."""
+    out = []
+    for e in edits:
+        if e.path is None:
+            start, end = e.start, e.end
+            for at in moves:
+                start, end = at(start), at(end)
+            e = Edit(start, end, e.text, e.path)
+        out.append(e)
+    return tuple(out)
 
 
 def portable(finding: Finding, edits: bool) -> Finding:

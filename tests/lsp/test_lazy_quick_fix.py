@@ -98,23 +98,29 @@ async def test_a_stale_version_gives_no_edit(client, tmp_path):
 
 async def test_a_range_sent_back_in_other_units_still_finds_the_fix(client, tmp_path):
     """Neovim 0.7 sends diagnostics back with byte columns whatever the encoding: the fix is
-    found by the span its data carries, not by the range."""
+    found all the same (by the span its data carries, or by the range read as bytes)."""
     text = TEXT.replace("\nso = ", '\ns = "é😀"; so = ')
     uri = await open_doc(client, tmp_path / "m.py", text)
     diag = next(d for d in await diagnostics(client, uri) if d.code == "AOTI001")
     line = text.splitlines()[diag.range.start.line]
     in_bytes = len(line[: line.index("torch._export")].encode())
     assert in_bytes != diag.range.start.character or encoding(client) == "utf-8"
-    moved = types.Diagnostic(
-        range=types.Range(types.Position(diag.range.start.line, in_bytes),
-                          types.Position(diag.range.end.line, in_bytes + len("torch._export.aot_compile"))),
-        message=diag.message, severity=diag.severity, code=diag.code, source=diag.source, tags=diag.tags,
-        data=diag.data)
-    action = next(a for a in await _actions(client, uri, [moved]) if a.title.endswith(TITLE))
-    if resolves(client):
-        action = await client.code_action_resolve_async(action)
-    assert "torch._inductor.aoti_load_package(so, device_index=1)" in apply_edits(text, edits_of(action, uri),
-                                                                                  encoding(client))
+    in_bytes_range = types.Range(types.Position(diag.range.start.line, in_bytes),
+                                 types.Position(diag.range.end.line, in_bytes + len("torch._export.aot_compile")))
+    elsewhere = types.Range(types.Position(0, 0), types.Position(0, 1))
+    no_span = {**diag.data, "fix": {k: v for k, v in diag.data["fix"].items() if k != "span"}}
+    # the range in bytes with the span; the range in bytes alone; the span alone (a range moved away)
+    for rng, data in ((in_bytes_range, diag.data), (in_bytes_range, no_span), (elsewhere, diag.data)):
+        sent = types.Diagnostic(range=rng, message=diag.message, severity=diag.severity, code=diag.code,
+                                source=diag.source, tags=diag.tags, data=data)
+        action = next(a for a in await _actions(client, uri, [sent]) if a.title.endswith(TITLE))
+        if resolves(client):
+            action = await client.code_action_resolve_async(action)
+        assert "torch._inductor.aoti_load_package(so, device_index=1)" in apply_edits(
+            text, edits_of(action, uri), encoding(client))
+    # neither: no such finding, no action
+    sent = types.Diagnostic(range=elsewhere, message=diag.message, code=diag.code, source=diag.source, data=no_span)
+    assert not [a for a in await _actions(client, uri, [sent]) if a.title.endswith(TITLE)]
 
 
 FILES = {
@@ -183,7 +189,7 @@ ls.docs[doc.uri] = doc
 items = ls.diagnostics(doc)
 print(sorted(d.code for d in items), "libcst" in sys.modules)
 d = next(d for d in items if d.code == "AOTI001")
-edit = srv._lazy_edit(ls, doc, {"code": d.code, "span": d.data["fix"]["span"], "title": d.data["fix"]["title"]})
+edit = srv._lazy_edit(ls, doc, {"code": d.code, "range": srv._plain_range(d.range), "title": d.data["fix"]["title"]})
 print(len(edit.changes[doc.uri]), "libcst" in sys.modules)
 """
 

@@ -1,10 +1,9 @@
 """Findings -> LSP diagnostics and edits. The fix travels inside Diagnostic.data (ruff's
 AssociatedDiagnosticData), so a code action is a pure function of what the client sends back.
 A lazy fix (findings.LazyFix: the migration, built with libcst) travels without its edits:
-title, applicability, `"lazy": true` and the finding's `span` (UTF-8 byte offsets: clients send
-ranges back converted, Neovim 0.7 in bytes, but data as it was); its code action is resolved
-from the server's result for the document (server.code_action_resolve), so diagnostics never
-build it."""
+title, applicability, `"lazy": true` and the finding's `span` (its byte offsets, a second key
+besides the range the client sends back); its code action is resolved from the server's result
+for the document (server.code_action_resolve), so diagnostics never build it."""
 
 from __future__ import annotations
 

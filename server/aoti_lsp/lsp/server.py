@@ -511,18 +511,29 @@ def code_action_resolve(ls: AotiServer, action: types.CodeAction):
 
 
 # -- lazy quick fixes (findings.LazyFix: Diagnostic.data holds no edits) ----------------------------
-def _lazy_finding(ls: AotiServer, doc: Document, code, span, title):
+def _plain_range(rng: types.Range) -> dict:
+    return {"start": {"line": rng.start.line, "character": rng.start.character},
+            "end": {"line": rng.end.line, "character": rng.end.character}}
+
+
+def _lazy_finding(ls: AotiServer, doc: Document, code, rng, span, title):
     """(finding, its lazy fix) of the document's current result (the server's, for this
-    version) with a diagnostic's code, span (the byte range its data carries: the range a
-    client sends back may be converted) and fix title; None when there is none."""
-    if not isinstance(span, list) or not isinstance(title, str):
+    version) with a diagnostic's code and fix title, and its range as the client sent it back
+    (in the negotiated encoding; Neovim 0.7 sends byte columns) or the byte span its data
+    carries; None when there is none."""
+    if not isinstance(title, str):
         return None
+    found = []
     for f in ls.result(doc).findings:
-        if f.code != code or [f.start, f.end] != span:
-            continue
         fix = next((x for x in (f.fix, *f.alternatives) if isinstance(x, LazyFix) and x.title == title), None)
-        if fix is not None:
-            return f, fix
+        if f.code == code and fix is not None:
+            found.append((f, fix))
+    for same in (lambda f: _plain_range(lsp_range(doc.lines, f.start, f.end, ls.encoding)) == rng,
+                 lambda f: [f.start, f.end] == span,
+                 lambda f: _plain_range(lsp_range(doc.lines, f.start, f.end, "utf-8")) == rng):
+        hit = next((pair for pair in found if same(pair[0])), None)
+        if hit is not None:
+            return hit
     return None
 
 
@@ -530,7 +541,8 @@ def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fi
     """The quick fix of a lazy fix, without its edit: codeAction/resolve builds it (or the end
     of code_action, for a client that cannot resolve edits). None offered when the document's
     result has no such fix (the diagnostic is older than the text) or its build failed."""
-    found = _lazy_finding(ls, doc, code, fix.get("span"), fix.get("title"))
+    rng = _plain_range(diag.range)
+    found = _lazy_finding(ls, doc, code, rng, fix.get("span"), fix.get("title"))
     if found is None or found[1].failed:  # failed: its build was tried and raised (logged)
         return []
     return [types.CodeAction(
@@ -538,8 +550,8 @@ def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fi
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diag],
         is_preferred=(preferred and fix.get("applicability") == "safe") or None,
-        data={"uri": doc.uri, "version": doc.version, "action": "quickfix", "code": code, "span": fix.get("span"),
-              "title": fix["title"]},
+        data={"uri": doc.uri, "version": doc.version, "action": "quickfix", "code": code, "range": rng,
+              "span": fix.get("span"), "title": fix["title"]},
     )]
 
 
@@ -547,7 +559,7 @@ def _lazy_edit(ls: AotiServer, doc: Document, data: dict) -> types.WorkspaceEdit
     """The edit of a lazy quick fix, built now for the document's version (checked by the caller).
     None, never a wrong edit, when the fix is gone, cannot be built, or another file it edits
     is no longer the text it was planned on."""
-    found = _lazy_finding(ls, doc, data.get("code"), data.get("span"), data.get("title"))
+    found = _lazy_finding(ls, doc, data.get("code"), data.get("range"), data.get("span"), data.get("title"))
     if found is None:
         return None
     _, lazy = found
