@@ -51,9 +51,7 @@ async def test_the_migration_is_resolved_lazily(client, tmp_path):
     diags = await diagnostics(client, uri)
     compile_diag = next(d for d in diags if d.code == "AOTI001")
     # no edits in the diagnostic: title, applicability and the marker; the noqa edit rides as before
-    start = TEXT.index("torch._export.aot_compile")
-    assert compile_diag.data["fix"] == {"title": TITLE, "applicability": "unsafe", "snippet": False, "lazy": True,
-                                        "span": [start, start + len("torch._export.aot_compile")]}
+    assert compile_diag.data["fix"] == {"title": TITLE, "applicability": "unsafe", "snippet": False, "lazy": True}
     assert compile_diag.data["noqa"]["newText"].endswith("# noqa: AOTI001")
     unused = next(d for d in diags if d.code == "AOTI002" and "never used" in d.message)
     assert unused.data["fix"]["lazy"] and unused.data["fix"]["applicability"] == "safe"
@@ -80,7 +78,7 @@ async def test_a_stale_version_gives_no_edit(client, tmp_path):
     old = next(d for d in await diagnostics(client, uri) if d.code == "AOTI001")
     actions = await _actions(client, uri, [old])
     action = next(a for a in actions if a.title.endswith(TITLE))
-    # a line above the call: the diagnostic (its span, its range) no longer names the finding
+    # a line above the call: the diagnostic's range no longer names the finding
     await _change(client, uri, 2, 0, "# a comment\n")
     text = "# a comment\n" + TEXT
     if resolves(client):
@@ -98,7 +96,7 @@ async def test_a_stale_version_gives_no_edit(client, tmp_path):
 
 async def test_a_range_sent_back_in_other_units_still_finds_the_fix(client, tmp_path):
     """Neovim 0.7 sends diagnostics back with byte columns whatever the encoding: the fix is
-    found all the same (by the span its data carries, or by the range read as bytes)."""
+    found all the same (the range read as bytes)."""
     text = TEXT.replace("\nso = ", '\ns = "é😀"; so = ')
     uri = await open_doc(client, tmp_path / "m.py", text)
     diag = next(d for d in await diagnostics(client, uri) if d.code == "AOTI001")
@@ -107,19 +105,16 @@ async def test_a_range_sent_back_in_other_units_still_finds_the_fix(client, tmp_
     assert in_bytes != diag.range.start.character or encoding(client) == "utf-8"
     in_bytes_range = types.Range(types.Position(diag.range.start.line, in_bytes),
                                  types.Position(diag.range.end.line, in_bytes + len("torch._export.aot_compile")))
+    sent = types.Diagnostic(range=in_bytes_range, message=diag.message, severity=diag.severity, code=diag.code,
+                            source=diag.source, tags=diag.tags, data=diag.data)
+    action = next(a for a in await _actions(client, uri, [sent]) if a.title.endswith(TITLE))
+    if resolves(client):
+        action = await client.code_action_resolve_async(action)
+    assert "torch._inductor.aoti_load_package(so, device_index=1)" in apply_edits(
+        text, edits_of(action, uri), encoding(client))
+    # a range that names no finding: no action
     elsewhere = types.Range(types.Position(0, 0), types.Position(0, 1))
-    no_span = {**diag.data, "fix": {k: v for k, v in diag.data["fix"].items() if k != "span"}}
-    # the range in bytes with the span; the range in bytes alone; the span alone (a range moved away)
-    for rng, data in ((in_bytes_range, diag.data), (in_bytes_range, no_span), (elsewhere, diag.data)):
-        sent = types.Diagnostic(range=rng, message=diag.message, severity=diag.severity, code=diag.code,
-                                source=diag.source, tags=diag.tags, data=data)
-        action = next(a for a in await _actions(client, uri, [sent]) if a.title.endswith(TITLE))
-        if resolves(client):
-            action = await client.code_action_resolve_async(action)
-        assert "torch._inductor.aoti_load_package(so, device_index=1)" in apply_edits(
-            text, edits_of(action, uri), encoding(client))
-    # neither: no such finding, no action
-    sent = types.Diagnostic(range=elsewhere, message=diag.message, code=diag.code, source=diag.source, data=no_span)
+    sent = types.Diagnostic(range=elsewhere, message=diag.message, code=diag.code, source=diag.source, data=diag.data)
     assert not [a for a in await _actions(client, uri, [sent]) if a.title.endswith(TITLE)]
 
 

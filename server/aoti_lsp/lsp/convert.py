@@ -1,9 +1,10 @@
 """Findings -> LSP diagnostics and edits. The fix travels inside Diagnostic.data (ruff's
 AssociatedDiagnosticData), so a code action is a pure function of what the client sends back.
 A lazy fix (findings.LazyFix: the migration, built with libcst) travels without its edits:
-title, applicability, `"lazy": true` and the finding's `span` (its byte offsets, a second key
-besides the range the client sends back); its code action is resolved from the server's result
-for the document (server.code_action_resolve), so diagnostics never build it."""
+title, applicability and `"lazy": true`, nothing that names an offset (a diagnostic moved past
+an edit, incremental.py, stays the diagnostic a fresh analysis makes); its code action is
+resolved from the server's result for the document (server.code_action_resolve), so
+diagnostics never build it."""
 
 from __future__ import annotations
 
@@ -89,13 +90,11 @@ def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_line
                other_data=None) -> types.Diagnostic:
     rule = rule_by_code(finding.code)
     data = {"code": finding.code, "noqa": noqa_edit(source, finding, encoding)}
-    span = [finding.start, finding.end]
     fix = fix_data(source, finding.fix, encoding, caps, other_data) if finding.fix is not None else None
     if fix is not None:
-        data["fix"] = {**fix, "span": span} if fix.get("lazy") else fix
+        data["fix"] = fix
     if finding.alternatives:
-        data["alternatives"] = [{**d, "span": span} if d.get("lazy") else d for f in finding.alternatives
-                                if (d := fix_data(source, f, encoding, caps, other_data))]
+        data["alternatives"] = [d for f in finding.alternatives if (d := fix_data(source, f, encoding, caps, other_data))]
     tags = []
     if finding.deprecated:
         tags.append(types.DiagnosticTag.Deprecated)

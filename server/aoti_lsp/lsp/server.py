@@ -516,22 +516,21 @@ def _plain_range(rng: types.Range) -> dict:
             "end": {"line": rng.end.line, "character": rng.end.character}}
 
 
-def _lazy_finding(ls: AotiServer, doc: Document, code, rng, span, title):
+def _lazy_finding(ls: AotiServer, doc: Document, code, rng, title):
     """(finding, its lazy fix) of the document's current result (the server's, for this
-    version) with a diagnostic's code and fix title, and its range as the client sent it back
-    (in the negotiated encoding; Neovim 0.7 sends byte columns) or the byte span its data
-    carries; None when there is none."""
-    if not isinstance(title, str):
+    version) with a diagnostic's code, fix title and range as the client sends it back: in the
+    negotiated encoding, else read as UTF-8 columns (Neovim 0.7 sends byte columns whatever was
+    negotiated). None when there is none."""
+    if not isinstance(title, str) or not isinstance(rng, dict):
         return None
     found = []
     for f in ls.result(doc).findings:
         fix = next((x for x in (f.fix, *f.alternatives) if isinstance(x, LazyFix) and x.title == title), None)
         if f.code == code and fix is not None:
             found.append((f, fix))
-    for same in (lambda f: _plain_range(lsp_range(doc.lines, f.start, f.end, ls.encoding)) == rng,
-                 lambda f: [f.start, f.end] == span,
-                 lambda f: _plain_range(lsp_range(doc.lines, f.start, f.end, "utf-8")) == rng):
-        hit = next((pair for pair in found if same(pair[0])), None)
+    for encoding in dict.fromkeys((ls.encoding, "utf-8")):
+        hit = next((pair for pair in found if _plain_range(lsp_range(doc.lines, pair[0].start, pair[0].end, encoding))
+                    == rng), None)
         if hit is not None:
             return hit
     return None
@@ -542,7 +541,7 @@ def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fi
     of code_action, for a client that cannot resolve edits). None offered when the document's
     result has no such fix (the diagnostic is older than the text) or its build failed."""
     rng = _plain_range(diag.range)
-    found = _lazy_finding(ls, doc, code, rng, fix.get("span"), fix.get("title"))
+    found = _lazy_finding(ls, doc, code, rng, fix.get("title"))
     if found is None or found[1].failed:  # failed: its build was tried and raised (logged)
         return []
     return [types.CodeAction(
@@ -551,7 +550,7 @@ def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fi
         diagnostics=[diag],
         is_preferred=(preferred and fix.get("applicability") == "safe") or None,
         data={"uri": doc.uri, "version": doc.version, "action": "quickfix", "code": code, "range": rng,
-              "span": fix.get("span"), "title": fix["title"]},
+              "title": fix["title"]},
     )]
 
 
@@ -559,7 +558,7 @@ def _lazy_edit(ls: AotiServer, doc: Document, data: dict) -> types.WorkspaceEdit
     """The edit of a lazy quick fix, built now for the document's version (checked by the caller).
     None, never a wrong edit, when the fix is gone, cannot be built, or another file it edits
     is no longer the text it was planned on."""
-    found = _lazy_finding(ls, doc, data.get("code"), data.get("range"), data.get("span"), data.get("title"))
+    found = _lazy_finding(ls, doc, data.get("code"), data.get("range"), data.get("title"))
     if found is None:
         return None
     _, lazy = found
