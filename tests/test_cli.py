@@ -152,14 +152,18 @@ def test_console_script_and_serve_arguments():
 
 
 def test_check_does_not_import_pygls_or_torch(proj):
-    """pygls and torch never; libcst (~150 ms) only once a fix has to be built."""
-    code = ("import sys; from aoti_lsp.cli import main; rc = main(['--check', '-q', '.']);"
+    """pygls and torch never; libcst (~150 ms) only once a fix's edits are needed: not for the
+    text output, which shows a fix's title only (findings.LazyFix), but for JSON, which holds them."""
+    code = ("import sys; from aoti_lsp.cli import main; rc = main(['--check', '-q', '.', *sys.argv[1:]]);"
             "print(sorted(m for m in ('pygls', 'torch', 'libcst') if m in sys.modules)); sys.exit(rc)")
     (proj / "ok.py").write_text(CLEAN + "# aot_compile is mentioned, but never called\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=proj)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
     (proj / "bad.py").write_text(BAD)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=proj)
+    assert out.returncode == 1 and "= fix (unsafe): Migrate" in out.stdout, out.stdout + out.stderr
+    assert out.stdout.strip().endswith("[]"), out.stdout + out.stderr
+    out = subprocess.run([sys.executable, "-c", code, "--output-format", "json"], capture_output=True, text=True, cwd=proj)
     assert out.returncode == 1 and out.stdout.strip().endswith("['libcst']"), out.stdout + out.stderr
 
 

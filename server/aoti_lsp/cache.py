@@ -4,7 +4,10 @@ like `.ruff_cache`), one file per tool build and configuration.
 Per file (by its absolute path; a cache moved with its root is ignored): the content hash, the (mtime_ns, size) it was
 hashed at (so a warm run stats instead of reading), whether a rule would check it, and its
 summary. Per checked file: its findings, valid only for the same content hash and the same
-*project digest* (every file's summary) and the same `.pt2` packages read on disk.
+*project digest* (every file's summary) and the same `.pt2` packages read on disk. A run whose
+output does not need fix edits (text) stores lazy fixes as stubs (findings.portable: libcst is
+never imported for them); a run that needs them (JSON) takes a result holding stubs for a miss,
+checks the file again and stores it with its edits built.
 
 Never trusted: a file that is truncated, corrupt, written by another build or configuration,
 or of the wrong shape is ignored and rebuilt. It is unpickled with an allow-list (data classes
@@ -27,7 +30,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from aoti_lsp import __version__
-from aoti_lsp.findings import Finding, Related
+from aoti_lsp.findings import Finding, Related, needs_edits, portable
 
 log = logging.getLogger(__name__)
 
@@ -218,24 +221,28 @@ class Cache:
                 h.update(f"{rel}\0{e.fingerprint}\0".encode())
         return h.hexdigest()
 
-    def result(self, path: str, digest: str, spell) -> list | None:
-        """Cached findings of a file, or None. `spell(abs path) -> path as this run writes it`."""
+    def result(self, path: str, digest: str, spell, edits: bool = True) -> list | None:
+        """Cached findings of a file, or None. `spell(abs path) -> path as this run writes it`;
+        `edits`: the caller needs the fixes' edits (a result stored without them is a miss)."""
         rel = self.rel(path)
         entry, cached = self.entries.get(rel), self.results.get(rel)
         if entry is None or cached is None or cached[0] != entry.hash or cached[1] != digest:
+            return None
+        if edits and needs_edits(cached[2]):
             return None
         if any(_stamp(p) != s for p, s in cached[3]):
             return None  # a .pt2 package it read changed
         return [dataclasses.replace(f, path=path, related=[
             r if r.path is None else dataclasses.replace(r, path=spell(r.path)) for r in f.related]) for f in cached[2]]
 
-    def store_result(self, path: str, digest: str, findings: list, deps: set[str]) -> None:
+    def store_result(self, path: str, digest: str, findings: list, deps: set[str], edits: bool = True) -> None:
+        """`edits`: lazy fixes stored built (else as stubs, unless built already)."""
         rel = self.rel(path)
         entry = self.entries.get(rel)
         if entry is None:
             return
         # paths absolute in the cache; spelt again as the next run names its files
-        stored = [dataclasses.replace(f, path=rel, related=[
+        stored = [dataclasses.replace(portable(f, edits), path=rel, related=[
             r if r.path is None else dataclasses.replace(r, path=fast_abspath(r.path)) for r in f.related]) for f in findings]
         self.results[rel] = (entry.hash, digest, stored, tuple(sorted((p, _stamp(p)) for p in deps)))
         self.dirty = True

@@ -132,7 +132,7 @@ def check(args) -> int:
     try:  # per project (root found as ruff does): all its files summarised, only `paths` reported
         stats: dict = {}
         results, errors = runner.run_projects(paths, config_for, mode, args.jobs, use_cache=not args.no_cache,
-                                              stats=stats)
+                                              stats=stats, edits=_prints_edits(args))
     except RuntimeError as exc:
         print(f"aoti-lsp: error: internal error: {exc}", file=sys.stderr)
         return 2
@@ -183,6 +183,12 @@ def check(args) -> int:
     if args.diff:
         return 1 if changed else 0
     return 1 if items else 0
+
+
+def _prints_edits(args) -> bool:
+    """Whether the output shows fix edits (JSON; --diff prints the fixed files, made here): else
+    the migration's edits are never built, nor libcst imported (findings.LazyFix)."""
+    return args.output_format == "json" and not args.diff
 
 
 def _fix_kind(fix, unsafe: bool) -> str:
@@ -262,7 +268,8 @@ def _write_all(results, config_for, args, together):
             failed = True
     out = [r for p, r in rows.items() if p not in unwritten]
     if unwritten:
-        again, _ = runner.run_projects(unwritten, config_for, ("check", False), 1, use_cache=False)
+        again, _ = runner.run_projects(unwritten, config_for, ("check", False), 1, use_cache=False,
+                                       edits=_prints_edits(args))
         out += [(p, old, None, found, errs) for p, old, _, found, errs in again]
     return out, failed
 

@@ -1,10 +1,24 @@
-"""What rules produce: findings with byte ranges, and fixes as byte-range edits."""
+"""What rules produce: findings with byte ranges, and fixes as byte-range edits.
+
+A fix whose edits are costly to build (the migration, with libcst) is a `LazyFix`: whether it
+exists, its title and applicability and the other files it edits are decided when the finding
+is made, its edits only when someone reads them (--fix, --diff, JSON, a quick fix, a hover).
+`portable()` turns it into what may be pickled (worker processes, the cache): the built fix, or
+a `FixStub` without edits when the output will not need them.
+"""
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+
+log = logging.getLogger(__name__)
+
+# True: every fix is built when its finding is made (what the lazy ones are tested against)
+EAGER_FIXES = False
 
 
 class Applicability(str, Enum):
@@ -56,6 +70,153 @@ class Fix:
             return self.edits
         return tuple(Edit(e.start, e.end, plain_text(e.text)) for e in self.edits)
 
+    def resolve(self) -> Fix | None:
+        """The fix with its edits (None: they could not be built, then there is no fix)."""
+        return self
+
+
+class LazyFix:
+    """A fix whose edits are built on first use, once. Title, applicability and the other files
+    it edits are known up front (a preflight has ruled out every reason the build would refuse).
+    A build that fails all the same is a bug: it is logged, and the fix then has no edits and
+    `resolve()` is None: --fix skips it, the editor offers nothing."""
+
+    lazy = True
+
+    def __init__(self, title: str, applicability: Applicability, build: Callable[[], tuple[Edit, ...]],
+                 other_files: frozenset[str] | set[str] = frozenset(), snippet: bool = False,
+                 basis: dict[str, bytes] | None = None):
+        self.title = title
+        self.applicability = applicability
+        self.snippet = snippet
+        self._other_files = frozenset(other_files)
+        self.basis = basis or {}  # other file -> the text its edits are offsets into
+        self._build: Callable[[], tuple[Edit, ...]] | None = build
+        self._edits: tuple[Edit, ...] | None = None
+        self.failed: str | None = None
+        # a fix moved past edits elsewhere in its file (shifted): the fix it was planned as, and
+        # the moves of this file's offsets since, applied in order once that one is built
+        self._origin: LazyFix | None = None
+        self._moves: tuple[Callable[[int], int], ...] = ()
+
+    @property
+    def built(self) -> bool:
+        return self._build is None
+
+    @property
+    def edits(self) -> tuple[Edit, ...]:
+        if self._build is not None:
+            build, self._build = self._build, None  # what it holds (trees, contexts) is let go
+            try:
+                self._edits = tuple(build())
+            except Exception as exc:  # the preflight said it would build: a bug, never a crash
+                log.exception("the fix '%s' could not be built after its preflight passed", self.title)
+                self.failed, self._edits = repr(exc), ()
+        return self._edits
+
+    def _moved(self) -> tuple[Edit, ...]:
+        origin, moves = self._origin, self._moves
+        self._origin, self._moves = None, ()
+        edits = origin.edits
+        self.failed = origin.failed  # logged once, by the origin
+        return _move(edits, moves)
+
+    def shifted(self, at: Callable[[int], int]) -> LazyFix:
+        """The fix after an edit elsewhere in its file moved its offsets (`at`: old offset ->
+        new; incremental.py): the same title, applicability and files; its edits in this file,
+        when built, are the planned ones moved. Nothing is built here, and moves pile up flat
+        (a keystroke each), never as a chain of fixes."""
+        moved = LazyFix(self.title, self.applicability, None, self._other_files, self.snippet, self.basis)
+        if self.built:
+            moved._edits, moved.failed = _move(self._edits, (at,)), self.failed
+        else:
+            moved._origin = self._origin or self
+            moved._moves = (*self._moves, at)
+            moved._build = moved._moved
+        return moved
+
+    @property
+    def other_files(self) -> set[str]:
+        return set(self._other_files)
+
+    @property
+    def kind(self) -> str:
+        return Applicability.DISPLAY.value if self.snippet or self.applicability == Applicability.DISPLAY else self.applicability.value
+
+    def plain_edits(self) -> tuple[Edit, ...]:
+        return Fix.plain_edits(self)  # type: ignore[arg-type]
+
+    def resolve(self) -> Fix | None:
+        edits = self.edits
+        return None if self.failed else Fix(self.title, edits, self.applicability, self.snippet)
+
+    def __repr__(self) -> str:
+        return f"LazyFix({self.title!r}, {self.applicability}, built={self.built})"
+
+
+@dataclass(frozen=True)
+class FixStub:
+    """What a worker process sends (and the cache keeps) of a lazy fix when the output does not
+    need its edits: everything but them. Reading its edits is a bug of the caller."""
+
+    title: str
+    applicability: Applicability
+    snippet: bool = False
+    files: frozenset[str] = frozenset()
+
+    @property
+    def other_files(self) -> set[str]:
+        return set(self.files)
+
+    @property
+    def kind(self) -> str:
+        return Applicability.DISPLAY.value if self.snippet or self.applicability == Applicability.DISPLAY else self.applicability.value
+
+    @property
+    def edits(self):
+        raise RuntimeError(f"the edits of '{self.title}' were not built: this output needs them (findings.portable)")
+
+    def plain_edits(self):
+        return self.edits
+
+    def resolve(self):
+        return self.edits
+
+
+def _move(edits: tuple[Edit, ...], moves) -> tuple[Edit, ...]:
+    """Edits of the finding's file (path None) with their offsets passed through each move."""
+    out = []
+    for e in edits:
+        if e.path is None:
+            start, end = e.start, e.end
+            for at in moves:
+                start, end = at(start), at(end)
+            e = Edit(start, end, e.text, e.path)
+        out.append(e)
+    return tuple(out)
+
+
+def portable(finding: Finding, edits: bool) -> Finding:
+    """`finding` as it may be pickled: each lazy fix built (`edits`), or a stub without edits;
+    a lazy fix already built travels built. The finding itself is copied, never changed."""
+    def one(fix):
+        if not isinstance(fix, LazyFix):
+            return fix
+        if edits or fix.built:
+            return fix.resolve()
+        return FixStub(fix.title, fix.applicability, fix.snippet, frozenset(fix.other_files))
+
+    if not isinstance(finding.fix, LazyFix) and not any(isinstance(a, LazyFix) for a in finding.alternatives):
+        return finding
+    from dataclasses import replace
+
+    return replace(finding, fix=one(finding.fix), alternatives=tuple(a for a in map(one, finding.alternatives) if a))
+
+
+def needs_edits(findings) -> bool:
+    """Whether any finding's fix is a stub (its edits were left behind in another process)."""
+    return any(isinstance(f.fix, FixStub) or any(isinstance(a, FixStub) for a in f.alternatives) for f in findings)
+
 
 @dataclass(frozen=True)
 class Related:
@@ -71,7 +232,7 @@ class Finding:
     message: str
     start: int
     end: int
-    fix: Fix | None = None
+    fix: Fix | LazyFix | FixStub | None = None
     related: list[Related] = field(default_factory=list)
     severity: Severity = Severity.WARNING
     deprecated: bool = False

@@ -39,6 +39,8 @@ def choose(findings: list[Finding], unsafe: bool) -> list[Fix]:
     for f in findings:
         if not applicable(f.fix, unsafe) or f.fix.other_files:
             continue  # a fix that edits other files too is applied by project_fix, whole
+        if f.fix.resolve() is None:
+            continue  # a lazy fix whose edits could not be built (logged): no fix
         if any(e.overlaps(t) for e in f.fix.edits for t in taken):
             continue
         chosen.append(f.fix)

@@ -72,6 +72,8 @@ def _fix(files, names, valid, summary_keys, config, unsafe, project) -> dict[str
             for f in findings[key]:
                 if not applicable(f.fix, unsafe) or (f.code, key, f.start, f.fix.title) in rejected:
                     continue
+                if f.fix.resolve() is None:
+                    continue  # a lazy fix whose edits could not be built (logged): no fix
                 by_file = _by_file(f.fix, key)
                 if any(e.overlaps(t) for p, es in by_file.items() for e in es for t in taken.get(p, [])):
                     continue

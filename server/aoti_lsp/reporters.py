@@ -85,11 +85,12 @@ def to_json(items, notes=()) -> list[dict]:
     out = []
     for finding, source in items:
         fix = None
-        if finding.fix is not None:
+        built = finding.fix.resolve() if finding.fix is not None else None  # a lazy fix's edits, built here
+        if built is not None:
             fix = {
-                "applicability": finding.fix.kind,
-                "message": finding.fix.title,
-                "edits": [_edit(e, finding, source) for e in finding.fix.plain_edits()],
+                "applicability": built.kind,
+                "message": built.title,
+                "edits": [_edit(e, finding, source) for e in built.plain_edits()],
             }
         rule = rule_by_code(finding.code)
         out.append({

@@ -7,6 +7,12 @@ checks only the files asked for; a file parsed in pass 1 goes back to the worker
 its tree, so no file is parsed twice. With a cache (cache.py), pass 1 skips files whose
 (mtime, size) or content is unchanged, and pass 2 skips files whose content and project
 digest are unchanged: a warm run parses nothing.
+
+A migration's fix edits are built lazily (findings.LazyFix). Findings leave a check (a worker
+process or this one) and enter the cache as `findings.portable` makes them: with their edits
+built when the output needs them (`edits`: JSON), else as stubs that keep title, applicability
+and files (and no tree alive). A cached result holding stubs is not used by a run that needs
+edits (it checks the file again and stores the result with its edits).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from aoti_lsp import cache as cachemod
 from aoti_lsp import files
 from aoti_lsp import budget
 from aoti_lsp.engine import analyze
+from aoti_lsp.findings import portable
 from aoti_lsp.fixer import applicable
 from aoti_lsp.layout import compile_error
 from aoti_lsp.project_fix import fix_project
@@ -82,9 +89,10 @@ def _scan(paths, cfg, checked=None, prior=None):
     return kept, rows
 
 
-def _check(sources, cfg, mode, project):
+def _check(sources, cfg, mode, project, edits=True):
     """Pass 2: (path, old bytes, new bytes or None, findings, errors) per source, and the
-    `.pt2` packages each check read (a cached result depends on them)."""
+    `.pt2` packages each check read (a cached result depends on them). Findings are portable:
+    lazy fixes built when `edits`, else stubs."""
     rules = [r for r in all_rules() if cfg.enabled(r.code)]
     out = []
     for source in sources:
@@ -94,11 +102,12 @@ def _check(sources, cfg, mode, project):
         with cachemod.recording() as deps:
             result = analyze(source, cfg, project=project)
             broken = [f"{path}: has syntax errors: analysed as far as it parses"] if source.tree.root_node.has_error else []
-        out.append(((path, data, None, result.findings, [*result.errors, *broken]), frozenset(deps)))
+        found = [portable(f, edits) for f in result.findings]
+        out.append(((path, data, None, found, [*result.errors, *broken]), frozenset(deps)))
     return out
 
 
-def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior):
+def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior, edits=True):
     try:
         kept = {}
         while (chunk := tasks.get()) is not None:  # pass 1: chunks handed out as workers free up
@@ -108,22 +117,25 @@ def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior):
         outbox.put(("scanned", wid, None))
         paths, project = inbox.get()
         sources = [kept.get(p) or Source(read(p)[0], p) for p in paths]  # trees from pass 1 reused
-        outbox.put(("results", wid, _check(sources, cfg, mode, project)))
+        outbox.put(("results", wid, _check(sources, cfg, mode, project, edits)))
     except BaseException as exc:  # reported by the parent as an internal error
         outbox.put(("failed", wid, repr(exc)))
 
 
 def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str] | None = None,
-        root: str | None = None, cache: "cachemod.Cache | None" = None, stats: dict | None = None):
+        root: str | None = None, cache: "cachemod.Cache | None" = None, stats: dict | None = None,
+        edits: bool = True):
     """Results per file to check (`paths`): (path, old bytes or None, new bytes or None, findings,
     messages). `scan`: every file of the project, summarised first (default: `paths`); `root`:
     the project root; `cache`: summaries (and, for a plain check, results) kept between runs.
     --fix / --diff: the files are checked as usual, then their fixes are applied for the whole
-    project at once in this process (a migration edits every file that names its artifact)."""
+    project at once in this process (a migration edits every file that names its artifact).
+    `edits`: the caller reads the fixes' edits of the findings returned (JSON output); without
+    it, findings checked in another process or served from the cache may carry fix stubs."""
     kind, unsafe = mode
     if kind == "check":
-        return _run(paths, cfg, mode, jobs, scan, root, cache)[0]
-    results, project = _run(paths, cfg, ("check", unsafe), jobs, scan, root, cache)
+        return _run(paths, cfg, mode, jobs, scan, root, cache, edits)[0]
+    results, project = _run(paths, cfg, ("check", unsafe), jobs, scan, root, cache, edits)
     return _fix(results, cfg, unsafe, project, {} if stats is None else stats)
 
 
@@ -148,9 +160,9 @@ def _fix(results, cfg, unsafe: bool, project, stats: dict):
     return out
 
 
-def _run(paths, cfg, mode, jobs, scan, root, cache):
+def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
     """(results, project) of a check."""
-    index = _Index(paths, scan, cfg, mode, cache)
+    index = _Index(paths, scan, cfg, mode, cache, edits)
     project = Project(root=root)
     for path, summary in index.known.items():
         project.update(path, summary)
@@ -160,7 +172,7 @@ def _run(paths, cfg, mode, jobs, scan, root, cache):
         index.scanned(rows, project)
         todo = index.to_check(project)
         sources = [kept.get(p) or Source(read(p)[0], p) for p in todo]
-        return index.finish(rows, _check(sources, cfg, mode, project) if sources else [], todo, project), project
+        return index.finish(rows, _check(sources, cfg, mode, project, edits) if sources else [], todo, project), project
 
     import multiprocessing as mp  # here: a warm run from the cache starts no process and needs none
 
@@ -170,7 +182,7 @@ def _run(paths, cfg, mode, jobs, scan, root, cache):
     workers = []
     restore = _exit_on_sigterm()
     try:
-        return _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers)
+        return _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits)
     except BaseException:  # SIGTERM, Ctrl-C, a failed worker: the workers end with us
         for proc, _ in workers:
             proc.kill()
@@ -192,10 +204,11 @@ def _exit_on_sigterm():
     return lambda: signal.signal(signal.SIGTERM, previous)
 
 
-def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers):
+def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=True):
     for wid in range(n):
         inbox = ctx.Queue()
-        proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox, index.checked, index.prior), daemon=True)
+        proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox, index.checked, index.prior, edits),
+                           daemon=True)
         proc.start()
         workers.append((proc, inbox))
     try:
@@ -234,8 +247,8 @@ def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers):
 class _Index:
     """What the cache already knows, what pass 1 must read, what pass 2 must check."""
 
-    def __init__(self, paths, scan, cfg, mode, cache):
-        self.paths, self.cfg, self.cache = paths, cfg, cache
+    def __init__(self, paths, scan, cfg, mode, cache, edits=True):
+        self.paths, self.cfg, self.cache, self.edits = paths, cfg, cache, edits
         self.reuse = cache is not None and mode[0] == "check"  # --fix / --diff: never cached results
         self.checked = set(paths)
         self.scan = list(paths) if scan is None else list(scan)
@@ -283,7 +296,7 @@ class _Index:
         for path in self.paths:
             if path not in self.checks:
                 continue
-            found = self.cache.result(path, self.digest, self.spell) if self.reuse else None
+            found = self.cache.result(path, self.digest, self.spell, self.edits) if self.reuse else None
             if found is not None:
                 self.cached[path] = found
             else:
@@ -310,7 +323,7 @@ class _Index:
             for path in todo:  # a file a rule turned down after all (not relevant) has no row
                 row, deps = fresh.get(path, ((path, None, None, [], []), frozenset()))
                 if not row[4]:  # a rule that raised is reported again, never cached
-                    self.cache.store_result(path, self.digest, row[3], deps)
+                    self.cache.store_result(path, self.digest, row[3], deps, self.edits)
             for path, findings in self.cached.items():
                 if not findings:
                     continue
@@ -319,17 +332,18 @@ class _Index:
                 if err is None and entry is not None and cachemod.content_hash(data) == entry.hash:
                     out.append((path, data, None, findings, []))
                 else:  # changed since it was looked up: check what is there now
-                    out.extend(row for row, _ in _check([Source(data, path)], self.cfg, ("check", False), project))
+                    out.extend(row for row, _ in _check([Source(data, path)], self.cfg, ("check", False), project,
+                                                        self.edits))
         self.cache.save(self.digest)
         return out
 
 
 def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int, use_cache: bool = True,
-                 stats: dict | None = None):
+                 stats: dict | None = None, edits: bool = True):
     """`run` for the named paths, one project at a time (grouped by root): each with its own
     configuration (`config_for(first path)`), every file of it summarised, its own cache.
     (results, errors for paths that do not exist); `stats` gets "files" (named files found)
-    and "fixed" (fixes applied)."""
+    and "fixed" (fixes applied); `edits`: as for `run`."""
     results, errors = [], []
     stats = {} if stats is None else stats
     stats.setdefault("files", 0)
@@ -339,7 +353,7 @@ def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int
         errors += errs
         stats["files"] += len(check)
         cache = cachemod.Cache(root, cfg) if use_cache else None
-        results += run(check, cfg, mode, jobs, scan=scan, root=root, cache=cache, stats=stats)
+        results += run(check, cfg, mode, jobs, scan=scan, root=root, cache=cache, stats=stats, edits=edits)
     return results, errors
 
 

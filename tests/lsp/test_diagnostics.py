@@ -30,7 +30,8 @@ async def test_diagnostic_metadata(client, tmp_path):
     assert list(d.tags) == [types.DiagnosticTag.Deprecated]
     assert d.code_description.href.endswith("docs/rules/AOTI001.md")
     assert "aoti_compile_and_package" in d.message
-    assert d.data["fix"]["applicability"] == "unsafe" and d.data["fix"]["edits"]
+    # the migration is a lazy fix: title and applicability, no edits (test_lazy_quick_fix.py)
+    assert d.data["fix"]["applicability"] == "unsafe" and d.data["fix"]["lazy"] and "edits" not in d.data["fix"]
     assert d.data["noqa"]["newText"].endswith("# noqa: AOTI001")
 
 

@@ -50,6 +50,8 @@ async def test_one_quick_fix_edits_every_file_of_the_artifact(client, tmp_path):
         if fix is None:
             await asyncio.sleep(0.2)
     assert fix is not None, [a.title for a in actions or []]
+    if fix.edit is None:  # a lazy fix: built on codeAction/resolve
+        fix = await client.code_action_resolve_async(fix)
     edit = fix.edit
     changes = {dc.text_document.uri: dc for dc in edit.document_changes} if edit.document_changes else None
     per_uri = ({u: dc.edits for u, dc in changes.items()} if changes is not None else dict(edit.changes))

@@ -3,6 +3,14 @@
 libcst builds the new code, and only for the call or statement a fix touches; tree-sitter
 byte ranges say where it goes. Every edit here changes what is on disk (.so -> .pt2), so
 the fixes are UNSAFE in ruff's sense: quick fixes in the editor, `--unsafe-fixes` in the CLI.
+
+Whether a fix can be built is decided without libcst: `compile_check`, `load_check` and
+`import_check` read the same call with tree-sitter and raise the `CannotFix` (same message, same
+order) that `compile_fix`, `load_fix` and `import_edits` would raise, so a check that reports
+findings never imports libcst (the edits are built when someone needs them: findings.LazyFix).
+Where libcst's parser might see the call otherwise than tree-sitter (text Python itself would
+reject, a call split across lines before its parenthesis), they raise `Unsure`: the caller
+then builds the fix at once, as libcst decides.
 """
 
 from __future__ import annotations
@@ -45,6 +53,10 @@ class CannotFix(Exception):
     """Why no automatic migration is offered; shown to the user in the finding's message."""
 
 
+class Unsure(Exception):
+    """The tree-sitter preflight cannot tell what libcst would make of this call: build it now."""
+
+
 def _code(node: "cst.CSTNode") -> str:
     return _libcst().Module([]).code_for_node(node)
 
@@ -67,6 +79,123 @@ def _args(call_text: str, names: list[str]) -> tuple[cst.Call, dict[str, tuple[c
         else:
             bound[arg.keyword.value] = (arg, False)
     return call, bound
+
+
+# the kinds of argument libcst binds: what `_args` makes of a call, read from tree-sitter
+_SPLATS = ("list_splat", "dictionary_splat")
+_STRING_PREFIX = re.compile(r"^[rRuUbB]*$")
+
+
+def _ts_args(call: Node, names: list[str]) -> dict[str, tuple[Node, bool]]:
+    """`_args` on the tree-sitter call: name -> (value node, was positional), the same
+    CannotFix in the same order; Unsure where libcst might not parse the call's text alone."""
+    args = call.child_by_field_name("arguments")
+    func = call.child_by_field_name("function")
+    if call.has_error or args is None or func is None or args.type != "argument_list":
+        raise Unsure("arguments tree-sitter does not read as an argument list")
+    between = call.text[: args.start_byte - call.start_byte]  # the function and what follows it
+    if any(c in between for c in (b"\n", b"\r", b"\\", b"#")):
+        raise Unsure("the call is split before its argument list")
+    tokens = [c.type if c.is_named else c.text for c in args.children if c.type != "comment"]
+    if tokens[:1] != [b"("] or tokens[-1:] != [b")"] or any(
+            (t == b",") != (i % 2 == 1) for i, t in enumerate(tokens[1:-1])):
+        raise Unsure("an argument list Python would not parse (`f(,)`)")  # tree-sitter takes it
+    items = [a for a in args.named_children if a.type != "comment"]
+    keywords = stars = False
+    for a in items:  # the order Python's (and libcst's) grammar takes
+        if a.type == "keyword_argument":
+            keywords = True
+        elif a.type == "dictionary_splat":
+            stars = True
+        elif a.type == "list_splat":
+            if stars:
+                raise Unsure("*args after **kwargs")
+        elif a.type in ("parenthesized_list_splat", "generator_expression", "ERROR") or keywords or stars:
+            raise Unsure(f"a {a.type} argument where libcst may read the call otherwise")
+    bound: dict[str, tuple[Node, bool]] = {}
+    positional = 0
+    for a in items:
+        if a.type in _SPLATS:
+            raise CannotFix("it passes *args/**kwargs")
+        if a.type != "keyword_argument":
+            if positional >= len(names):
+                raise CannotFix("it passes more positional arguments than the API takes")
+            bound[names[positional]] = (a, True)
+            positional += 1
+        else:
+            name, value = a.child_by_field_name("name"), a.child_by_field_name("value")
+            if name is None or value is None:
+                raise Unsure("a keyword argument without name or value")
+            bound[name.text.decode()] = (value, False)
+    return bound
+
+
+def _bare(node: Node) -> Node:
+    """The expression inside parentheses: libcst keeps `(x)` a Name (with its parentheses)."""
+    while node.type == "parenthesized_expression":
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if len(inner) != 1:
+            raise Unsure("parentheses around something other than one expression")
+        node = inner[0]
+    return node
+
+
+def _ts_simple_string(node: Node) -> str | bytes | None:
+    """What libcst's SimpleString.evaluated_value gives for a one-part, non-f string (None:
+    libcst would not see a SimpleString there)."""
+    if node.type != "string":
+        return None
+    start = node.child(0)
+    prefix = start.text.decode().rstrip("'\"") if start is not None and start.type == "string_start" else ""
+    if "f" in prefix.lower():
+        return None  # a FormattedString
+    if not _STRING_PREFIX.match(prefix):
+        raise Unsure(f"a string prefixed {prefix!r}")
+    from ast import literal_eval
+
+    try:
+        return literal_eval(node.text.decode())
+    except Exception as exc:  # libcst's evaluated_value would raise it too: let it, as it does
+        raise Unsure("a string literal_eval rejects") from exc
+
+
+def compile_check(ctx, call: Node, qualname: str) -> None:
+    """Raises what `compile_fix` would raise (CannotFix), without libcst."""
+    _statement(call)
+    first = "gm" if qualname == "torch._inductor.aot_compile" else "f"
+    bound = _ts_args(call, [first, "args", "kwargs"])
+    if first not in bound or "args" not in bound:
+        raise CannotFix("the model or the example inputs are missing")
+    model_node, positional = bound[first]
+    if positional and model_node.type == "identifier":
+        b = ctx.names.lookup(model_node.text.decode(), model_node.start_byte, ctx.names.scope_of(model_node))
+        if b is not None and b.kind == DEF:
+            raise CannotFix("torch.export.export takes an nn.Module, not a plain function: wrap it in a Module first")
+    options = bound.get("options")
+    if options is None:
+        return
+    value = _bare(options[0])
+    if value.type in ("none", "dictionary"):
+        return
+    if value.type == "identifier" and _binding_names_output_path(ctx, call, value.text.decode()):
+        raise CannotFix(f"its options set {OUTPUT_PATH}, which aoti_compile_and_package rejects: "
+                        "pass the path as package_path=... (ending in .pt2)")
+
+
+def load_check(ctx, call: Node, qualname: str) -> None:
+    """Raises what `load_fix` would raise (CannotFix), without libcst."""
+    bound = _ts_args(call, ["so_path", "device"])
+    if "so_path" not in bound or "device" not in bound:
+        raise CannotFix("the path or the device is missing")
+    value = _bare(bound["device"][0])
+    device = None
+    if value.type == "string":
+        v = _ts_simple_string(value)
+        device = v if isinstance(v, str) else None
+    elif value.type == "identifier":
+        device = _constant_device(ctx, call, value.text.decode())
+    if DEVICE.match(device or "") is None:
+        raise CannotFix(DEVICE_UNKNOWN)
 
 
 def _arg(value: cst.BaseExpression, keyword: str | None = None) -> cst.Arg:
@@ -216,14 +345,18 @@ def _ts_arg(call: Node, bound: tuple[cst.Arg, bool]) -> Node | None:
 def _binds_output_path(ctx, call: Node, value: cst.BaseExpression) -> bool:
     """`options=opts` where `opts` is, in this file, a dict literal naming the output path."""
     cst = _libcst()
-    if not isinstance(value, cst.Name):
-        return False
-    b = ctx.names.lookup(value.value, call.start_byte, ctx.names.scope_of(call))
+    return isinstance(value, cst.Name) and _binding_names_output_path(ctx, call, value.value)
+
+
+def _binding_names_output_path(ctx, call: Node, name: str) -> bool:
+    b = ctx.names.lookup(name, call.start_byte, ctx.names.scope_of(call))
     return b is not None and b.value is not None and OUTPUT_PATH.encode() in b.value.text
 
 
 # -- load ------------------------------------------------------------------------------------
 DEVICE = re.compile(r"^(cpu|cuda|xpu|mps)(?::(\d+))?$")
+DEVICE_UNKNOWN = ("the device is not a literal or a constant of this file: aoti_load_package takes "
+                  "the device type from the package and only an index (device_index=N)")
 
 
 def load_fix(ctx, call: Node, qualname: str) -> Fix:
@@ -236,8 +369,7 @@ def load_fix(ctx, call: Node, qualname: str) -> Fix:
     device = _literal_device(ctx, call, bound["device"][0].value)
     m = DEVICE.match(device or "")
     if m is None:
-        raise CannotFix("the device is not a literal or a constant of this file: aoti_load_package takes "
-                        "the device type from the package and only an index (device_index=N)")
+        raise CannotFix(DEVICE_UNKNOWN)
     path = _so_to_pt2(bound["so_path"][0].value) if isinstance(
         bound["so_path"][0].value, (cst.SimpleString, cst.FormattedString)) else bound["so_path"][0].value
     args = [_arg(path)]
@@ -257,11 +389,17 @@ def _literal_device(ctx, call: Node, value: cst.BaseExpression) -> str | None:
         v = value.evaluated_value
         return v if isinstance(v, str) else None
     if isinstance(value, cst.Name):
-        b = ctx.names.lookup(value.value, call.start_byte, ctx.names.scope_of(call))
-        if b is not None and b.value is not None and b.value.type == "string":
-            parts = [c for c in b.value.named_children if c.type not in ("string_start", "string_end")]
-            if len(parts) == 1 and parts[0].type == "string_content":
-                return parts[0].text.decode()
+        return _constant_device(ctx, call, value.value)
+    return None
+
+
+def _constant_device(ctx, call: Node, name: str) -> str | None:
+    """The text of a plain string constant `name` stands for at `call`."""
+    b = ctx.names.lookup(name, call.start_byte, ctx.names.scope_of(call))
+    if b is not None and b.value is not None and b.value.type == "string":
+        parts = [c for c in b.value.named_children if c.type not in ("string_start", "string_end")]
+        if len(parts) == 1 and parts[0].type == "string_content":
+            return parts[0].text.decode()
     return None
 
 
@@ -270,14 +408,7 @@ def import_edits(ctx, calls: list[Node]) -> list[Edit]:
     """For the calls of one file that a migration rewrites together: `import torch` where the
     file lacks it; each old import dropped when these calls were its only uses."""
     src, names = ctx.source, ctx.names
-    edits: list[Edit] = []
-    for call in calls:
-        torch = names.lookup("torch", call.start_byte, names.scope_of(call))
-        if torch is None:
-            if not edits:
-                edits.append(_import_point(src))
-        elif not (torch.kind == IMPORT and torch.target == "torch"):
-            raise CannotFix("`torch` is bound to something else in this file")
+    edits: list[Edit] = [_import_point(src)] if import_check(ctx, calls) else []
     starts = {c.start_byte for c in calls}
     drop: dict[int, tuple[Node, set[str]]] = {}
     for call in calls:
@@ -290,6 +421,20 @@ def import_edits(ctx, calls: list[Node]) -> list[Edit]:
             drop.setdefault(binding.stmt.id, (binding.stmt, set()))[1].add(root)
     edits += [drop_import_name(src, stmt, local) for stmt, local in drop.values()]
     return edits
+
+
+def import_check(ctx, calls: list[Node]) -> bool:
+    """Raises what `import_edits` would raise (CannotFix), without libcst; True when the file
+    needs `import torch`."""
+    names = ctx.names
+    missing = False
+    for call in calls:
+        torch = names.lookup("torch", call.start_byte, names.scope_of(call))
+        if torch is None:
+            missing = True
+        elif not (torch.kind == IMPORT and torch.target == "torch"):
+            raise CannotFix("`torch` is bound to something else in this file")
+    return missing
 
 
 def uses_outside(src, stmt: Node, name: str) -> list[int]:

@@ -18,9 +18,19 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from aoti_lsp import findings
 from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD
-from aoti_lsp.findings import Applicability, Edit, Fix
-from aoti_lsp.fixes.migrate import CannotFix, compile_fix, import_edits, load_fix
+from aoti_lsp.findings import Applicability, Edit, Fix, LazyFix
+from aoti_lsp.fixes.migrate import (
+    CannotFix,
+    Unsure,
+    compile_check,
+    compile_fix,
+    import_check,
+    import_edits,
+    load_check,
+    load_fix,
+)
 
 COMPILE_TITLE = "Migrate to torch.export.export + aoti_compile_and_package"
 LOAD_TITLE = "Migrate to torch._inductor.aoti_load_package"
@@ -46,7 +56,7 @@ class Plan:
     producers: int = 0  # compiles of the project that write it, old API or new
 
 
-def migration(ctx, call: Node) -> Fix:
+def migration(ctx, call: Node) -> Fix | LazyFix:
     """The whole migration of the artifact `call` (an old compile or a loader) writes or reads."""
     plan = _plan(ctx, call)
     # the compile's finding and each loader's carry the same fix: build it once per analysis
@@ -57,33 +67,82 @@ def migration(ctx, call: Node) -> Fix:
     return memo[key]
 
 
-def _migration(ctx, plan: Plan) -> Fix:
-    dropped = _device_conflicts(plan)
-    edits: list[Edit] = []
+def _migration(ctx, plan: Plan) -> Fix | LazyFix:
+    """The plan's fix: its title, applicability and files decided now, with tree-sitter; its
+    edits built with libcst when someone reads them (findings.LazyFix). A plan whose calls
+    nest (`aot_load(aot_compile(...))`), or whose calls libcst might read otherwise than
+    tree-sitter, is built at once: then libcst decides, as it always did."""
+    if findings.EAGER_FIXES or _nested(plan):
+        return _built(ctx, plan)
+    try:
+        _preflight(plan)
+    except Unsure:
+        return _built(ctx, plan)
     here = os.path.abspath(ctx.source.path)
+    title, applicability, files = _header(ctx, plan)
+    basis = {}
+    for path in files - {here}:
+        member = next((m for m in plan.compiles + plan.loads if os.path.abspath(m.path) == path), None)
+        other = member.ctx if member is not None else (ctx.project.context(path) if ctx.project is not None else None)
+        if other is not None:
+            basis[path] = other.source.data
+    return LazyFix(title, applicability, lambda: tuple(_edits(ctx, plan)), other_files=files - {here}, basis=basis)
+
+
+def _built(ctx, plan: Plan) -> Fix:
+    """The plan's fix with its edits, built now (libcst)."""
+    edits = _edits(ctx, plan)
+    title, applicability, _ = _header(ctx, plan)
+    return Fix(title, tuple(edits), applicability)
+
+
+def _preflight(plan: Plan) -> None:
+    """Raises the CannotFix that building the plan's edits would raise, first one first
+    (members in order, then each file's imports), without libcst; Unsure where only libcst can say."""
     for member in plan.compiles + plan.loads:
-        fix = (compile_fix(member.ctx, member.call, member.qualname) if member.qualname in OLD_COMPILE else
-               load_fix(member.ctx, member.call, member.qualname) if member.qualname in OLD_LOAD else None)
-        path = None if os.path.abspath(member.path) == here else os.path.abspath(member.path)
-        if fix is not None:
-            edits += [Edit(e.start, e.end, e.text, path) for e in fix.edits]
-    _same_text(plan)
-    if plan.name is None and plan.tails:
-        plan.name = os.path.basename(next(iter(sorted(plan.tails.values())))[1].decode())
-    rewritten: dict[str, tuple[object, list]] = {}  # file -> (ctx, the old-API calls rewritten there)
+        if member.qualname in OLD_COMPILE:
+            compile_check(member.ctx, member.call, member.qualname)
+        elif member.qualname in OLD_LOAD:
+            load_check(member.ctx, member.call, member.qualname)
+    for member_ctx, calls in _rewritten(plan).values():
+        import_check(member_ctx, calls)
+
+
+def _nested(plan: Plan) -> bool:
+    """Whether a call of the plan sits inside another one of the same file (what `_nest` composes)."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for m in plan.compiles + plan.loads:
+        spans.setdefault(os.path.abspath(m.path), []).append((m.call.start_byte, m.call.end_byte))
+    return any(o != i and o[0] <= i[0] and i[1] <= o[1] for s in spans.values() for o in s for i in s)
+
+
+def _rewritten(plan: Plan) -> dict[str, tuple[object, list]]:
+    """file -> (its ctx, the old-API calls the plan rewrites there)."""
+    rewritten: dict[str, tuple[object, list]] = {}
     for m in plan.compiles + plan.loads:
         if m.qualname in OLD_COMPILE or m.qualname in OLD_LOAD:
             rewritten.setdefault(os.path.abspath(m.path), (m.ctx, []))[1].append(m.call)
-    for path, (member_ctx, calls) in rewritten.items():  # imports once per file, for all its calls
-        edits += [Edit(e.start, e.end, e.text, None if path == here else path) for e in import_edits(member_ctx, calls)]
+    return rewritten
+
+
+def _renamed(plan: Plan) -> list[tuple[str, int, int]]:
+    """(file, start, end) of each `.so` the plan renames outside its rewritten calls."""
     covered = [(os.path.abspath(m.path), m.call.start_byte, m.call.end_byte) for m in plan.compiles + plan.loads]
-    renamed_files = set()
+    out = []
     for (path, start), (end, text) in sorted(plan.tails.items()):
         if not text.endswith(b".so") or any(p == path and s <= start < e for p, s, e in covered):
             continue  # a literal inside a rewritten call: the call's own fix renames it
-        edits.append(Edit(end - 3, end, ".pt2", None if path == here else path))
-        renamed_files.add(path)
-    edits = _nest(sorted(set(edits), key=lambda e: (e.path or "", e.start, e.end, e.text)), plan, ctx)
+        out.append((path, start, end))
+    return out
+
+
+def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
+    """(title, applicability, every file the fix edits): what is known before any edit is built."""
+    dropped = _device_conflicts(plan)
+    _same_text(plan)
+    if plan.name is None and plan.tails:
+        plan.name = os.path.basename(next(iter(sorted(plan.tails.values())))[1].decode())
+    renamed_files = {path for path, _, _ in _renamed(plan)}
     title = COMPILE_TITLE if plan.compiles else LOAD_TITLE
     if plan.compiles and plan.loads:
         title = "Migrate to aoti_compile_and_package + aoti_load_package"
@@ -97,9 +156,26 @@ def _migration(ctx, plan: Plan) -> Fix:
     notes += [f'drops device="{d}"' for d in dropped]
     if notes:
         title += f" ({', '.join(notes)})"
-    if dropped:  # a device mismatch is the user's decision (AOTI101): editor only
-        return Fix(title, tuple(edits), Applicability.DISPLAY)
-    return Fix(title, tuple(edits), Applicability.UNSAFE)
+    # a device mismatch is the user's decision (AOTI101): editor only
+    return title, Applicability.DISPLAY if dropped else Applicability.UNSAFE, files
+
+
+def _edits(ctx, plan: Plan) -> list[Edit]:
+    """Every edit of the plan, built with libcst (raises CannotFix where it cannot be)."""
+    edits: list[Edit] = []
+    here = os.path.abspath(ctx.source.path)
+    for member in plan.compiles + plan.loads:
+        fix = (compile_fix(member.ctx, member.call, member.qualname) if member.qualname in OLD_COMPILE else
+               load_fix(member.ctx, member.call, member.qualname) if member.qualname in OLD_LOAD else None)
+        path = None if os.path.abspath(member.path) == here else os.path.abspath(member.path)
+        if fix is not None:
+            edits += [Edit(e.start, e.end, e.text, path) for e in fix.edits]
+    _same_text(plan)
+    for path, (member_ctx, calls) in _rewritten(plan).items():  # imports once per file, for all its calls
+        edits += [Edit(e.start, e.end, e.text, None if path == here else path) for e in import_edits(member_ctx, calls)]
+    for path, _, end in _renamed(plan):
+        edits.append(Edit(end - 3, end, ".pt2", None if path == here else path))
+    return _nest(sorted(set(edits), key=lambda e: (e.path or "", e.start, e.end, e.text)), plan, ctx)
 
 
 def _nest(edits: list[Edit], plan: Plan, ctx) -> list[Edit]:

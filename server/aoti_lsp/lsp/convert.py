@@ -1,5 +1,10 @@
 """Findings -> LSP diagnostics and edits. The fix travels inside Diagnostic.data (ruff's
-AssociatedDiagnosticData), so a code action is a pure function of what the client sends back."""
+AssociatedDiagnosticData), so a code action is a pure function of what the client sends back.
+A lazy fix (findings.LazyFix: the migration, built with libcst) travels without its edits:
+title, applicability and `"lazy": true`, nothing that names an offset (a diagnostic moved past
+an edit, incremental.py, stays the diagnostic a fresh analysis makes); its code action is
+resolved from the server's result for the document (server.code_action_resolve), so
+diagnostics never build it."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import os
 
 from lsprotocol import types
 
-from aoti_lsp.findings import Edit, Finding, Severity, plain_text, severity_of
+from aoti_lsp.findings import Edit, Finding, LazyFix, Severity, plain_text, severity_of
 from aoti_lsp.layout import adapt
 from aoti_lsp.noqa import add_code
 from aoti_lsp.positions import LineIndex
@@ -53,7 +58,13 @@ def noqa_edit(source: Source, finding: Finding, encoding: str) -> dict:
 def fix_data(source: Source, fix, encoding: str, caps, other_data=None) -> dict | None:
     """A fix as plain data. Edits in other files (a migration edits every file of its artifact)
     carry their `uri`; their positions come from `other_data(path)` (the editor's buffer or the
-    disk). None when one of those files cannot be read: half a migration is never offered."""
+    disk). None when one of those files cannot be read: half a migration is never offered.
+    A lazy fix: its title and applicability, `lazy` instead of edits (they are not built here)."""
+    if isinstance(fix, LazyFix):
+        if any(other_data is None or other_data(path) is None for path in sorted(fix.other_files)):
+            return None
+        return {"title": fix.title, "applicability": fix.applicability.value,
+                "snippet": fix.snippet and caps.snippet_edits, "lazy": True}
     local = [e for e in fix.edits if e.path is None]
     edits = text_edits(source.lines, adapt(source.data, local), encoding, snippet=fix.snippet,
                        keep_snippet=caps.snippet_edits)

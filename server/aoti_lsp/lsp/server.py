@@ -19,9 +19,10 @@ from aoti_lsp.engine import Result, analyze
 from aoti_lsp import runner
 from aoti_lsp.cache import Cache
 from aoti_lsp.files import discover, find_root, rooted
+from aoti_lsp.findings import LazyFix
 from aoti_lsp.fixer import applicable, fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-from aoti_lsp.lsp.convert import SOURCE, diagnostic, lsp_range, moved_diagnostics
+from aoti_lsp.lsp.convert import SOURCE, diagnostic, fix_data, lsp_range, moved_diagnostics
 from aoti_lsp.lsp import hover as hover_mod, triage
 from aoti_lsp.lsp.documents import Document
 from aoti_lsp.lsp.protocol import Protocol
@@ -509,7 +510,10 @@ def code_action(ls: AotiServer, params: types.CodeActionParams):
             code = diag.data.get("code")
             fixes = [diag.data["fix"]] if diag.data.get("fix") else []
             fixes += diag.data.get("alternatives") or []
-            for i, fix in enumerate(f for f in fixes if f.get("edits")):
+            for i, fix in enumerate(f for f in fixes if f.get("edits") or f.get("lazy")):
+                if fix.get("lazy"):  # its edits are built when the action is resolved
+                    actions += _lazy_action(ls, doc, diag, code, fix, preferred=i == 0)
+                    continue
                 actions.append(types.CodeAction(
                     title=f"aoti-lsp ({code}): {fix['title']}",
                     kind=types.CodeActionKind.QuickFix,
@@ -561,7 +565,72 @@ def code_action_resolve(ls: AotiServer, action: types.CodeAction):
     elif data.get("action") == "migrate":
         codes = [r.code for r in all_rules() if r.deprecated]
         action.edit = _fix_all(ls, doc, unsafe=True, codes=codes)
+    elif data.get("action") == "quickfix":
+        action.edit = _lazy_edit(ls, doc, data)
     return action
+
+
+# -- lazy quick fixes (findings.LazyFix: Diagnostic.data holds no edits) ----------------------------
+def _plain_range(rng: types.Range) -> dict:
+    return {"start": {"line": rng.start.line, "character": rng.start.character},
+            "end": {"line": rng.end.line, "character": rng.end.character}}
+
+
+def _lazy_finding(ls: AotiServer, doc: Document, code, rng, title):
+    """(finding, its lazy fix) of the document's current result (the server's, for this
+    version) with a diagnostic's code, fix title and range as the client sends it back: in the
+    negotiated encoding, else read as UTF-8 columns (Neovim 0.7 sends byte columns whatever was
+    negotiated). None when there is none."""
+    if not isinstance(title, str) or not isinstance(rng, dict):
+        return None
+    found = []
+    for f in ls.result(doc).findings:
+        fix = next((x for x in (f.fix, *f.alternatives) if isinstance(x, LazyFix) and x.title == title), None)
+        if f.code == code and fix is not None:
+            found.append((f, fix))
+    for encoding in dict.fromkeys((ls.encoding, "utf-8")):
+        hit = next((pair for pair in found if _plain_range(lsp_range(doc.lines, pair[0].start, pair[0].end, encoding))
+                    == rng), None)
+        if hit is not None:
+            return hit
+    return None
+
+
+def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fix: dict, preferred: bool) -> list:
+    """The quick fix of a lazy fix, without its edit: codeAction/resolve builds it (or the end
+    of code_action, for a client that cannot resolve edits). None offered when the document's
+    result has no such fix (the diagnostic is older than the text) or its build failed."""
+    rng = _plain_range(diag.range)
+    found = _lazy_finding(ls, doc, code, rng, fix.get("title"))
+    if found is None or found[1].failed:  # failed: its build was tried and raised (logged)
+        return []
+    return [types.CodeAction(
+        title=f"aoti-lsp ({code}): {fix['title']}",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diag],
+        is_preferred=(preferred and fix.get("applicability") == "safe") or None,
+        data={"uri": doc.uri, "version": doc.version, "action": "quickfix", "code": code, "range": rng,
+              "title": fix["title"]},
+    )]
+
+
+def _lazy_edit(ls: AotiServer, doc: Document, data: dict) -> types.WorkspaceEdit | None:
+    """The edit of a lazy quick fix, built now for the document's version (checked by the caller).
+    None, never a wrong edit, when the fix is gone, cannot be built, or another file it edits
+    is no longer the text it was planned on."""
+    found = _lazy_finding(ls, doc, data.get("code"), data.get("range"), data.get("title"))
+    if found is None:
+        return None
+    _, lazy = found
+    if any(ls.data_of(path) != text for path, text in lazy.basis.items()):
+        return None  # another file is no longer what the plan read: no edit rather than a wrong one
+    fix = lazy.resolve()
+    if fix is None:
+        return None
+    data = fix_data(doc.source(), fix, ls.encoding, ls.caps, ls.data_of)
+    if data is None or not data["edits"]:
+        return None
+    return _workspace_edit(ls, doc, data["edits"], snippet=bool(data.get("snippet")))
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)

@@ -4,8 +4,11 @@ finding and each loader's carry the same fix."""
 
 from __future__ import annotations
 
+import functools
+
+from aoti_lsp import findings
 from aoti_lsp.deprecations import for_code
-from aoti_lsp.findings import Applicability, Finding, Fix, Related
+from aoti_lsp.findings import Applicability, Finding, Fix, LazyFix, Related
 from aoti_lsp.fixes.migrate import CannotFix, drop_import_name, uses_outside
 from aoti_lsp.fixes.plan import migration
 from aoti_lsp.names import IMPORT
@@ -63,12 +66,18 @@ class DeprecatedCall(Rule):
                 if b.kind == IMPORT and b.target in symbols and b.stmt is not None and not uses_outside(ctx.source, b.stmt, name):
                     node = next((n for n in _import_names(b.stmt) if n[0] == name), None)
                     start, end = node[1] if node else (b.stmt.start_byte, b.stmt.end_byte)
+                    title = f"Remove unused import of {b.target}"
+                    build = functools.partial(_drop, ctx.source, b.stmt, name)  # libcst: when it is needed
                     yield Finding(
                         self.code, f"`{b.target}` is deprecated and imported but never used: remove the import",
                         start, end, deprecated=True, unnecessary=True,
-                        fix=Fix(f"Remove unused import of {b.target}", (drop_import_name(ctx.source, b.stmt, name),),
-                                Applicability.SAFE),
+                        fix=Fix(title, build(), Applicability.SAFE) if findings.EAGER_FIXES
+                        else LazyFix(title, Applicability.SAFE, build),
                     )
+
+
+def _drop(source, stmt, name) -> tuple:
+    return (drop_import_name(source, stmt, name),)
 
 
 def _import_names(stmt):
