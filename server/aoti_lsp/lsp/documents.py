@@ -88,7 +88,9 @@ class Document:
 
     def source(self) -> Source:
         """This version as a Source; its tree comes from this document when first asked for."""
-        src = Source(self.data, self.path, tree_from=(lambda: self.tree) if not self.too_large else None)
+        # a copy (O(1), shared nodes): the next change edits this document's tree in place, and a
+        # result kept past that change (incremental.py) may still build a lazy fix from its own
+        src = Source(self.data, self.path, tree_from=(lambda: self.tree.copy()) if not self.too_large else None)
         if self._lines is not None:
             src.__dict__["lines"] = self._lines  # share the line index (cached_property slot)
         return src
