@@ -13,6 +13,7 @@ this equals a full analysis.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from bisect import bisect_left, bisect_right
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from aoti_lsp.findings import Edit, Related
 from aoti_lsp.names import Names, Scope, _read_statement
 from aoti_lsp.source import parser
 
@@ -281,21 +283,30 @@ def shift_result(result, shift: Shift):
 
 
 def shift_finding(f, shift: Shift):
-    return dataclasses.replace(
-        f, start=shift.at(f.start), end=shift.at(f.end),
-        related=[r if r.path is not None else dataclasses.replace(r, start=shift.at(r.start), end=shift.at(r.end))
-                 for r in f.related],
-        fix=shift_fix(f.fix, shift) if f.fix is not None else None,
-        alternatives=tuple(shift_fix(a, shift) for a in f.alternatives),
-    )
+    """`f` itself when nothing of it lies past the edit (most findings, for an edit late in the
+    file); else a copy with its offsets moved."""
+    end = shift.old_end
+    fix = shift_fix(f.fix, shift) if f.fix is not None else None
+    alternatives = tuple(shift_fix(a, shift) for a in f.alternatives)
+    moves = f.end >= end or any(r.path is None and r.end >= end for r in f.related)
+    if not moves and fix is f.fix and all(x is y for x, y in zip(alternatives, f.alternatives)):
+        return f
+    moved = copy.copy(f)
+    moved.start, moved.end = shift.at(f.start), shift.at(f.end)
+    moved.related = [r if r.path is not None or r.end < end else Related(shift.at(r.start), shift.at(r.end), r.message)
+                     for r in f.related]
+    moved.fix, moved.alternatives = fix, alternatives
+    return moved
 
 
 def shift_fix(fix, shift: Shift):
     moved = getattr(fix, "shifted", None)
     if moved is not None:  # a fix that builds its edits later knows how to move them
         return moved(shift.at)
+    if all(e.path is not None or e.end < shift.old_end for e in fix.edits):
+        return fix
     return dataclasses.replace(fix, edits=tuple(
-        e if e.path is not None else dataclasses.replace(e, start=shift.at(e.start), end=shift.at(e.end))
+        e if e.path is not None else Edit(shift.at(e.start), shift.at(e.end), e.text)
         for e in fix.edits))
 
 
