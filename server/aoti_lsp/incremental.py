@@ -120,11 +120,17 @@ def _info(text: bytes, node: Node, tokens: tuple[bytes, ...]) -> Info:
     return Info(frozenset(binds), frozenset(reads), root or any(t in text for t in tokens), sound)
 
 
+_LAST_STATE: list = [None]  # the last State built: the summary's and the result's trackers share it
+
+
 def state_of(source, config) -> State:
     """The chunks of `source` and which are relevant: the roots, then every chunk that binds a
     name a relevant chunk reads (a helper, a class, a constant) or reads a name a relevant chunk
     binds (the call of a runner, a use of a path), until nothing changes."""
     data, tokens = source.data, anchor_tokens(config)
+    last = _LAST_STATE[0]
+    if last is not None and last.tokens == tokens and (last.data is data or last.data == data):
+        return last  # never changed in place: reusable() makes a new State
     children = source.tree.root_node.named_children
     starts = [c.start_byte for c in children]
     ends = [c.end_byte for c in children]
@@ -149,7 +155,8 @@ def state_of(source, config) -> State:
                     if not relevant[j]:
                         relevant[j] = True
                         todo.append(j)
-    return State(data, starts, ends, infos, relevant, frozenset(reads), frozenset(binds), tokens)
+    _LAST_STATE[0] = state = State(data, starts, ends, infos, relevant, frozenset(reads), frozenset(binds), tokens)
+    return state
 
 
 @dataclass(frozen=True)
