@@ -33,8 +33,13 @@ def _loc(source, offset: int) -> dict:
 
 
 def _rel(path: str) -> str:
+    return _rel_from(path, os.getcwd())  # once per file and folder: a report names a file per finding
+
+
+@lru_cache(maxsize=4096)
+def _rel_from(path: str, cwd: str) -> str:
     try:
-        rel = os.path.relpath(path)
+        rel = os.path.relpath(path, cwd)
         return path if rel.startswith("..") else rel
     except ValueError:
         return path

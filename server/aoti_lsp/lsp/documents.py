@@ -27,6 +27,7 @@ class Document:
         self._stale = True  # the text changed since `_tree` was parsed
         self._lines: LineIndex | None = None
         self.revision = 0  # bumps on every change: part of result cache keys
+        self._source: tuple[int, Source] | None = None
 
     @property
     def tree(self):
@@ -87,7 +88,16 @@ class Document:
         )
 
     def source(self) -> Source:
-        """This version as a Source; its tree comes from this document when first asked for."""
+        """This version as a Source (one per revision: the summary's names and facts then serve
+        the check too, engine.analyze); its tree comes from this document when first asked for."""
+        cached = self._source
+        if cached is not None and cached[0] == self.revision:
+            return cached[1]
+        src = self._new_source()
+        self._source = (self.revision, src)
+        return src
+
+    def _new_source(self) -> Source:
         # a copy (O(1), shared nodes): the next change edits this document's tree in place, and a
         # result kept past that change (incremental.py) may still build a lazy fix from its own
         src = Source(self.data, self.path, tree_from=(lambda: self.tree.copy()) if not self.too_large else None)
