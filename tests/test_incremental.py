@@ -161,3 +161,29 @@ def test_server_diagnostics_after_edits_match_a_fresh_server():
         fresh.update_summary(other.path, other.source())
         assert items == fresh.diagnostics(other), f"edit {version}: kept diagnostics differ from a fresh server's"
     assert moved >= 10, f"only {moved} of 60 edits kept their analysis"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_single_edits_of_a_clean_file_keep_the_files_structure(seed):
+    """One random edit at a time on a clean file (the common case: the file parsed before the
+    keystroke): whenever the analysis is kept, the statements incremental.py believes in are the
+    file's parse's, and the moved findings are a full analysis's."""
+    text, path, config = _generated(80, 2500), "big.py", Config()
+    base = Source(text.encode(), path)
+    full = analyze(base, config)
+    state = incremental.state_of(base, config)
+    rng, kept = random.Random(seed), 0
+    for _ in range(150):
+        new = _edit(rng, text).encode()
+        source = Source(new, path)
+        hit = incremental.reusable(state, new, config, lambda: source.tree)
+        if hit is None:
+            continue
+        shift, moved_state = hit
+        children = Source(new, path).tree.root_node.named_children
+        assert (moved_state.starts, moved_state.ends) == ([c.start_byte for c in children], [c.end_byte for c in children])
+        moved = incremental.shift_result(full, shift)
+        if moved is not None:
+            assert _view(moved) == _view(analyze(Source(new, path), config))
+            kept += 1
+    assert kept >= 30, f"only {kept} of 150 edits kept their analysis"
