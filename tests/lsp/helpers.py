@@ -13,6 +13,15 @@ def encoding(client) -> str:
     return encs[0]
 
 
+def write_project(root, files: dict) -> None:
+    """Writes {relative path: dedented text} under `root`."""
+    import textwrap
+
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip())
+
+
 async def open_doc(client, path, text, version=1):
     path.write_text(text, "utf-8")
     uri = path.as_uri()

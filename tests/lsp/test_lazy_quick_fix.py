@@ -4,7 +4,6 @@ version (codeAction/resolve, or inline for a client that cannot resolve edits); 
 or another file changed under the plan, gives no edit, never a wrong one."""
 
 import asyncio
-import textwrap
 
 from helpers import (
     apply_edits,
@@ -14,6 +13,7 @@ from helpers import (
     is_pull,
     next_push,
     open_doc,
+    write_project,
 )
 from lsprotocol import types
 
@@ -135,9 +135,7 @@ FILES = {
 
 
 async def test_another_file_changed_under_the_plan_gives_no_edit(client, tmp_path):
-    for rel, text in FILES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip())
+    write_project(tmp_path, FILES)
     serve = tmp_path / "pkg" / "serve.py"
     uri = await open_doc(client, serve, serve.read_text())
     loop = asyncio.get_running_loop()

@@ -3,11 +3,10 @@ WorkspaceEdit over all of them (documentChanges with versions for open documents
 and the project checks clean."""
 
 import asyncio
-import textwrap
 
 from lsprotocol import types
 
-from helpers import apply_edits, diagnostics, encoding, open_doc
+from helpers import apply_edits, diagnostics, encoding, open_doc, write_project
 
 FILES = {
     "pyproject.toml": "[project]\nname = 'p'\nversion = '0'\n",
@@ -32,9 +31,7 @@ FILES = {
 
 
 async def test_one_quick_fix_edits_every_file_of_the_artifact(client, tmp_path):
-    for rel, text in FILES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip())
+    write_project(tmp_path, FILES)
     build = tmp_path / "pkg" / "build.py"
     build_uri = await open_doc(client, build, build.read_text())  # open: its edit carries its version
     serve = tmp_path / "pkg" / "serve.py"
