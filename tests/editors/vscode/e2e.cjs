@@ -130,8 +130,10 @@ async function run(page, shot) {
         (r) => (r.getAttribute('aria-label') || r.textContent).trim()).catch(() => null);
     await shot('vscode-quickfix.png');
     await page.keyboard.press('Enter');
+    // the migrated call itself (`aoti_compile_and_package(ep`): the fixture already spells
+    // aoti_compile_and_package elsewhere, and the edit arrives only after codeAction/resolve
     await page.waitForFunction((sel) =>
-        (document.querySelector(sel)?.textContent || '').includes('aoti_compile_and_package'), EDITOR_TEXT);
+        (document.querySelector(sel)?.textContent || '').includes('aoti_compile_and_package(ep'), EDITOR_TEXT);
     step('fix applied');
 
     await page.keyboard.press('Control+S');
