@@ -33,7 +33,6 @@ class Context:
         self.source = source
         self.config = config
         self.project = project  # cross-file facts, when the caller has them
-        self.shared: dict = {}  # per-analysis state of a rule family (devices, jagged): dies with the context
         self._calls: dict[frozenset, list[tuple[Node, str]]] = {}
         self._alias_cache: dict[str, list[str]] = {}
         self._token_cache: dict[str, list[tuple[Node, str | None]]] = {}

@@ -47,6 +47,11 @@ class Edit:
         return self.start < other.end and other.start < self.end or (self.start == other.start and self.start == self.end == other.end)
 
 
+def kind_of(applicability: Applicability, snippet: bool) -> str:
+    """What the CLI shows: a snippet fix is never applied by --fix, so it is display-only."""
+    return Applicability.DISPLAY.value if snippet or applicability == Applicability.DISPLAY else applicability.value
+
+
 @dataclass(frozen=True)
 class Fix:
     title: str
@@ -62,7 +67,7 @@ class Fix:
     @property
     def kind(self) -> str:
         """What the CLI shows: a snippet fix is never applied by --fix, so it is display-only."""
-        return Applicability.DISPLAY.value if self.snippet or self.applicability == Applicability.DISPLAY else self.applicability.value
+        return kind_of(self.applicability, self.snippet)
 
     def plain_edits(self) -> tuple[Edit, ...]:
         """The edits as code (snippet placeholders replaced by their defaults)."""
@@ -141,7 +146,7 @@ class LazyFix:
 
     @property
     def kind(self) -> str:
-        return Applicability.DISPLAY.value if self.snippet or self.applicability == Applicability.DISPLAY else self.applicability.value
+        return kind_of(self.applicability, self.snippet)
 
     def plain_edits(self) -> tuple[Edit, ...]:
         return Fix.plain_edits(self)  # type: ignore[arg-type]
@@ -170,7 +175,7 @@ class FixStub:
 
     @property
     def kind(self) -> str:
-        return Applicability.DISPLAY.value if self.snippet or self.applicability == Applicability.DISPLAY else self.applicability.value
+        return kind_of(self.applicability, self.snippet)
 
     @property
     def edits(self):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from aoti_lsp.findings import Edit, Related
-from aoti_lsp.names import Names, Scope, _read_statement
+from aoti_lsp.names import Scope, _read_statement, read_scope
 from aoti_lsp.source import parser
 
 WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
@@ -104,7 +104,7 @@ def _info(text: bytes, node: Node, tokens: tuple[bytes, ...]) -> Info:
         root = False
         if inner.type == "function_definition":
             # its own locals are not module names (a nested function's are kept: the safe side)
-            scope = Names(inner)._scope(inner, Scope(inner, "module", None))
+            scope = read_scope(inner, None)
             reads -= set(scope.bindings) - scope.globals
     else:
         scope = Scope(node, "module", None)

@@ -112,16 +112,7 @@ class Names:
     def _scope(self, node: Node, parent: Scope) -> Scope:
         scope = self._scopes.get(node.id)
         if scope is None:
-            kind = "class" if node.type == "class_definition" else "function"
-            scope = Scope(node, kind, parent)
-            params = node.child_by_field_name("parameters")
-            if params is not None:
-                for name in _param_names(params):
-                    scope.add(Binding(name.text.decode(), LOCAL, name.start_byte))
-            body = node.child_by_field_name("body")
-            if body is not None and body.type == "block":
-                _read_block(body, scope)
-            self._scopes[node.id] = scope
+            scope = self._scopes[node.id] = read_scope(node, parent)
         return scope
 
     # -- lookup --------------------------------------------------------------------------
@@ -195,6 +186,19 @@ class Names:
 
 
 # -- reading bindings from statements ------------------------------------------------------
+def read_scope(node: Node, parent: Scope | None) -> Scope:
+    """The scope a def, lambda or class opens: its parameters and the bindings of its body."""
+    scope = Scope(node, "class" if node.type == "class_definition" else "function", parent)
+    params = node.child_by_field_name("parameters")
+    if params is not None:
+        for name in _param_names(params):
+            scope.add(Binding(name.text.decode(), LOCAL, name.start_byte))
+    body = node.child_by_field_name("body")
+    if body is not None and body.type == "block":
+        _read_block(body, scope)
+    return scope
+
+
 def _read_block(block: Node, scope: Scope) -> None:
     for stmt in block.named_children:
         _read_statement(stmt, scope)

@@ -212,7 +212,6 @@ class AotiServer(LanguageServer):
         summary = {}
         if source is not None and not budget.too_large(len(source.data)):
             summary = guards.bounded(lambda: summarize(source, cfg), None) or {}
-        if source is not None and not budget.too_large(len(source.data)):
             self.summarized.remember(path, source, cfg, None)
         else:
             self.summarized.forget(path)
