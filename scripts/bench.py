@@ -300,7 +300,7 @@ def server_child(path: str, keystrokes: int) -> None:
         return ls.diagnostics(doc)
 
     t = time.perf_counter()
-    doc = Document(Path(path).as_uri(), path, text, 0)
+    doc = ls.docs[Path(path).as_uri()] = Document(Path(path).as_uri(), path, text, 0)
     first = diagnostics(doc)
     print(json.dumps({"first_ms": (time.perf_counter() - t) * 1000, "findings": len(first)}), flush=True)
     lines = text.split("\n")
@@ -321,6 +321,22 @@ def server_child(path: str, keystrokes: int) -> None:
         ms = (time.perf_counter() - t) / 2 * 1000  # two edits per loop: per keystroke
         print(json.dumps({"key_ms": ms, "aoti": where == "AOTI code", "where": f"{where}, {'line end' if at_end else 'first token'}"}),
               flush=True)
+    # once typing pauses (1 s): summaries stored, results kept through a syntax error checked
+    # against the file's tree (incremental.py, provisional): once per pause, not per keystroke
+    line = spots[1][0]
+    col = len(lines[line]) - len(lines[line].lstrip())
+    for k in range(3):
+        doc.apply([types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(line, col), types.Position(line, col)), text="x")], 1000 + k, "utf-16")
+        diagnostics(doc)
+        t = time.perf_counter()
+        ls.flush_summaries()
+        ls.verify_results()
+        diagnostics(doc)
+        print(json.dumps({"settle_ms": (time.perf_counter() - t) * 1000, "guessed": True}), flush=True)
+        doc.apply([types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(line, col), types.Position(line, col + 1)), text="")], 1100 + k, "utf-16")
+        diagnostics(doc)
 
 
 def server() -> None:
@@ -348,12 +364,19 @@ def server() -> None:
     if not keys:
         print(f"c. server, keystroke: over limit ({LIMIT:.0f} s for the first diagnostics and one keystroke)")
         return
-    med = statistics.median(keys)
+    # the goal holds for every place a keystroke lands, not for a mix of cheap and dear ones
+    places = {where: [r["key_ms"] for r in rows if r.get("where") == where]
+              for where in dict.fromkeys(r["where"] for r in rows if "where" in r)}
+    worst = max(statistics.median(ms) for ms in places.values())
     print(f"c. server, keystroke ({len(keys)} measured{'' if len(keys) == 60 else ', the rest over the limit'}): "
-          f"median {med:.1f} ms, p95 {sorted(keys)[int(len(keys) * 0.95)]:.1f} ms (goal <= 15 ms: {verdict(med, 15)})")
-    for where in dict.fromkeys(r["where"] for r in rows if "where" in r):
-        ms = [r["key_ms"] for r in rows if r.get("where") == where]
+          f"median {statistics.median(keys):.1f} ms, p95 {sorted(keys)[int(len(keys) * 0.95)]:.1f} ms; "
+          f"worst place's median {worst:.1f} ms (goal <= 15 ms at every place: {verdict(worst, 15)})")
+    for where, ms in places.items():
         print(f"   {where}: median {statistics.median(ms):.1f} ms ({len(ms)} keystrokes)")
+    settles = [r["settle_ms"] for r in rows if "settle_ms" in r]
+    if settles:
+        print(f"   once typing pauses (after a syntax error typed in other code): median {statistics.median(settles):.0f} ms "
+              "(the file's parse and summary; once per pause, no goal)")
 
 
 if __name__ == "__main__":

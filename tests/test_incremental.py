@@ -87,6 +87,61 @@ def test_generated_file_edits_match_full_analysis():
     assert kept >= 10, f"only {kept} of {steps} edits were kept: the test proves little"
 
 
+def _typing(base: str, path: str, bursts: int, seed: int) -> dict:
+    """The server's way: a burst of keystrokes at one place, each judged provisionally (a syntax
+    error from its own statements), typing settles and the file's tree verifies the guess
+    (Tracker.verify); then the burst is undone, as one edit, and verified again. After each
+    settle the result held must be a full analysis's."""
+    config, rng = Config(), random.Random(seed)
+    tracker = incremental.Tracker()
+    tracker.remember(path, Source(base.encode(), path), config, analyze(Source(base.encode(), path), config))
+    count = {"kept": 0, "guessed": 0, "wrong": 0}
+
+    def keystroke(text: str) -> bool:
+        source = Source(text.encode(), path)
+        hit = tracker.reuse(path, source, config, provisional=True)
+        moved = incremental.shift_result(hit[1], hit[0]) if hit is not None else None
+        if moved is None:  # as the server: a full analysis
+            tracker.remember(path, source, config, analyze(Source(text.encode(), path), config))
+            return False
+        count["guessed"] += tracker.provisional(path)
+        tracker.update(path, moved)
+        return True
+
+    def settle(text: str, kept: bool) -> None:
+        if tracker.provisional(path) and not tracker.verify(path, Source(text.encode(), path)):
+            count["wrong"] += 1  # the server analyses again, and refreshes
+            tracker.remember(path, Source(text.encode(), path), config, analyze(Source(text.encode(), path), config))
+        elif kept:
+            full = analyze(Source(text.encode(), path), config)
+            assert _view(tracker._last[path][3]) == _view(full), "a verified result differs from a full analysis"
+            count["kept"] += 1
+
+    for _ in range(bursts):
+        text, at = base, rng.randrange(len(base) + 1)
+        if rng.random() < 0.5:  # a line's first token
+            line_start = text.rfind("\n", 0, at) + 1
+            line = text[line_start:].split("\n", 1)[0]
+            at = line_start + len(line) - len(line.lstrip())
+        kept = True
+        for _ in range(rng.randint(1, 4)):
+            if rng.random() < 0.2 and at < len(text):
+                text = text[:at] + text[at + 1:]
+            else:
+                typed = rng.choice(TYPED)
+                text, at = text[:at] + typed + text[at:], at + len(typed)
+            kept &= keystroke(text)
+        settle(text, kept)
+        settle(base, keystroke(base))  # undone
+    return count
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_typing_through_syntax_errors_matches_full_analysis_once_verified(seed):
+    count = _typing(_generated(60, 5000), "big.py", 60, seed)
+    assert count["kept"] >= 10 and count["guessed"] >= 10, f"{count}: the test proves little"
+
+
 @pytest.mark.parametrize("path", sorted((ROOT / "tests" / "fixtures").rglob("*.py"))[::7], ids=lambda p: p.parent.name + "/" + p.name)
 def test_fixture_edits_match_full_analysis(path):
     text = path.read_text("utf-8")
@@ -156,6 +211,10 @@ def test_server_diagnostics_after_edits_match_a_fresh_server():
         ls.update_summary(doc.path, doc.source())
         items = ls.diagnostics(doc)
         moved += getattr(ls.result(doc), "moved", None) is not None
+        if ls.analysed.provisional(doc.uri):  # a syntax error judged from its statements: settle first
+            ls.flush_summaries()
+            ls.verify_results()
+            items = ls.diagnostics(doc)
         fresh = server()
         other = Document(doc.uri, path, text, version)
         fresh.update_summary(other.path, other.source())
@@ -187,3 +246,29 @@ def test_single_edits_of_a_clean_file_keep_the_files_structure(seed):
             assert _view(moved) == _view(analyze(Source(new, path), config))
             kept += 1
     assert kept >= 30, f"only {kept} of 150 edits kept their analysis"
+
+
+def test_server_settles_a_guessed_syntax_error_with_the_files_tree():
+    """An unclosed `(` typed in a helper: the keystroke keeps the last findings (a guess from the
+    helper's own parse); tree-sitter's recovery of the whole file swallows the deprecated call
+    after it, and verify_results() (what the server runs once typing settles) makes the result
+    that of a full analysis."""
+    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+    from aoti_lsp.lsp.documents import Document
+    from aoti_lsp.lsp.server import AotiServer
+    from lsprotocol import types
+
+    text = ("import torch\n\n\ndef helper(rows):\n    total = 0\n    for row in rows:\n        total += sum(row)\n"
+            "    return total\n\n\ndef legacy(model, x):\n    so_path = torch._export.aot_compile(model, (x,))\n    return so_path\n")
+    ls = AotiServer()
+    doc = ls.docs["file:///ws/serve.py"] = Document("file:///ws/serve.py", "/ws/serve.py", text, 1)
+    assert [d.code for d in ls.diagnostics(doc)] == ["AOTI001"]
+    at = types.Position(4, len("    total = "))
+    doc.apply([types.TextDocumentContentChangePartial(range=types.Range(at, at), text="(")], 2, "utf-16")
+    assert [d.code for d in ls.diagnostics(doc)] == ["AOTI001"] and ls.analysed.provisional(doc.uri)
+    assert analyze(Source(doc.data, doc.path)).findings == []  # what the file's tree gives
+    assert ls.verify_results()
+    assert ls.diagnostics(doc) == []
+    at = types.Position(4, len("    total = (0"))
+    doc.apply([types.TextDocumentContentChangePartial(range=types.Range(at, at), text=")")], 3, "utf-16")
+    assert [d.code for d in ls.diagnostics(doc)] == ["AOTI001"]

@@ -25,7 +25,9 @@ from aoti_lsp.findings import Edit, Related
 from aoti_lsp.names import Scope, _read_statement, read_scope
 from aoti_lsp.source import parser
 
-WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# a name a statement may read: not an attribute (`self.mean` reads no module name `mean`);
+# non-ASCII bytes belong to names (`café`), as the tree's bindings spell them
+WORD = re.compile(rb"(?<![.A-Za-z0-9_\x80-\xff])[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*")
 GLOBAL = re.compile(rb"\bglobal\s+([A-Za-z_][\w \t,]*)")
 DEFS = ("function_definition", "class_definition", "decorated_definition")
 # AOTI202's triggers are any shape test (`len(`, `numel`): they matter only inside a forward
@@ -41,6 +43,7 @@ class Info:
     reads: frozenset[str]  # names it spells that may be module-level (a function's own locals left out)
     root: bool  # relevant by itself: a trigger token, a module-level assignment or import
     sound: bool = True  # parsed without error, starting a line: its neighbours parse as they would alone
+    guessed: bool = False  # a broken edit's statements, read from their own parse (State.provisional)
 
 
 @dataclass
@@ -56,6 +59,9 @@ class State:
     reads: frozenset[str]  # every name the relevant chunks read
     binds: frozenset[str]  # every name the relevant chunks bind
     tokens: tuple[bytes, ...]
+    # an edit left a syntax error that was judged from its own statements' parse, not the
+    # file's: tree-sitter's recovery may reach further. verify() settles it with the file's tree
+    provisional: bool = False
 
 
 def anchor_tokens(config) -> tuple[bytes, ...]:
@@ -89,7 +95,7 @@ def words_of(text: bytes) -> frozenset[str]:
     if found is None:
         if len(_WORDS) > 50_000:
             _WORDS.clear()
-        found = _WORDS[text] = frozenset(w.decode() for w in WORD.findall(text))
+        found = _WORDS[text] = frozenset(w.decode("utf-8", "replace") for w in WORD.findall(text))
     return found
 
 
@@ -123,13 +129,13 @@ def _info(text: bytes, node: Node, tokens: tuple[bytes, ...]) -> Info:
 _LAST_STATE: list = [None]  # the last State built: the summary's and the result's trackers share it
 
 
-def state_of(source, config) -> State:
+def state_of(source, config, fresh: bool = False) -> State:
     """The chunks of `source` and which are relevant: the roots, then every chunk that binds a
     name a relevant chunk reads (a helper, a class, a constant) or reads a name a relevant chunk
     binds (the call of a runner, a use of a path), until nothing changes."""
     data, tokens = source.data, anchor_tokens(config)
     last = _LAST_STATE[0]
-    if last is not None and last.tokens == tokens and (last.data is data or last.data == data):
+    if not fresh and last is not None and last.tokens == tokens and (last.data is data or last.data == data):
         return last  # never changed in place: reusable() makes a new State
     children = source.tree.root_node.named_children
     starts = [c.start_byte for c in children]
@@ -200,14 +206,17 @@ def _common(n: int, same, block: int = 8192) -> int:
     return lo
 
 
-def reusable(state: State | None, new: bytes, config, tree_of=None) -> tuple[Shift, State] | None:
+def reusable(state: State | None, new: bytes, config, tree_of=None, provisional: bool = False) -> tuple[Shift, State] | None:
     """(the shift, the new state) when `new` differs from `state`'s text only in chunks that
     are irrelevant before and after (a statement edited, added or removed, or blank lines);
     None when a full analysis is needed. Reads the text only: the statements around the edit
-    are parsed on their own (they start at column 0, so they parse as they do in the file);
-    only when they do not parse cleanly is the file's tree (`tree_of()`, reparsed then) asked
-    whether the statements past the edit kept their place (tree-sitter's error recovery is not
-    local: a broken `def` may swallow the next 10 KB, or not, depending on all that follows)."""
+    are parsed on their own (they start at column 0, so they parse as they do in the file).
+    When they do not parse cleanly, tree-sitter's error recovery is not local (a broken `def`
+    may swallow the next 10 KB, or not, depending on all that follows): the file's tree
+    (`tree_of()`, reparsed then: ~100 ms for 20k lines) must say whether the statements past
+    the edit kept their place, unless `provisional`: then the statements' own parse is taken,
+    as Python's tokenizer would (a line at column 0 starts a statement), and the state is
+    marked for verify() once typing settles."""
     if state is None or state.tokens != anchor_tokens(config):
         return None
     if new == state.data:
@@ -219,16 +228,25 @@ def reusable(state: State | None, new: bytes, config, tree_of=None) -> tuple[Shi
     q = n - bisect_right(state.starts, old_end)  # chunks starting after it
     if any(state.relevant[p:n - q]):
         return None
-    lo = state.ends[p - 1] if p else 0
-    hi = state.starts[n - q] + delta if q else len(new)
-    window = new[lo:hi]
-    made = None
-    # the statements on either side of the edit must be sound: a broken one's error recovery
-    # may reach into the edited text, which then parses differently than on its own
-    if b"\r" not in window and (not p or state.infos[p - 1].sound) and (not q or state.infos[n - q].sound):
-        made = _window_chunks(window, lo, state.tokens)
-    if made is None and tree_of is not None:
-        made = _file_chunks(tree_of(), new, state, p, q, delta)
+    made, guess = None, False
+    # the edit may join its neighbours into one statement (`x` typed at column 0 in a class
+    # splits it; deleting it joins the parts again): the window grows over irrelevant ones
+    for wider in range(3):
+        pw, qw = max(p - wider, 0), max(q - wider, 0)
+        if any(state.relevant[pw:n - qw]):
+            break
+        made = _clean_chunks(state, new, pw, qw, delta)
+        if made is not None:
+            p, q = pw, qw
+            break
+    if made is None and provisional:
+        made, guess = _guessed_chunks(state, new, p, q, delta), True
+    elif made is None and tree_of is not None and not state.provisional:
+        found = _file_chunks(tree_of(), new, state, p, q, delta)
+        if found is not None:
+            made, p, q = found
+            if any(state.relevant[p:n - q]):
+                return None
     if made is None:
         return None
     if any(i.root or i.binds & state.reads or i.reads & state.binds for _, _, i in made):
@@ -236,11 +254,68 @@ def reusable(state: State | None, new: bytes, config, tree_of=None) -> tuple[Shi
     moved_starts = [s + delta for s in state.starts[n - q:]]
     moved_ends = [e + delta for e in state.ends[n - q:]]
     lines = new.count(b"\n", start, new_end) - state.data.count(b"\n", start, old_end)
+    infos = state.infos[:p] + [i for _, _, i in made] + state.infos[n - q:]
     return Shift(start, old_end, delta, lines), State(
         new, state.starts[:p] + [b for b, _, _ in made] + moved_starts,
-        state.ends[:p] + [e for _, e, _ in made] + moved_ends,
-        state.infos[:p] + [i for _, _, i in made] + state.infos[n - q:],
-        state.relevant[:p] + [False] * len(made) + state.relevant[n - q:], state.reads, state.binds, state.tokens)
+        state.ends[:p] + [e for _, e, _ in made] + moved_ends, infos,
+        state.relevant[:p] + [False] * len(made) + state.relevant[n - q:], state.reads, state.binds, state.tokens,
+        guess or (state.provisional and any(i.guessed for i in infos)))
+
+
+def _window(state: State, new: bytes, p: int, q: int, delta: int) -> tuple[int, bytes]:
+    n = len(state.starts)
+    lo = state.ends[p - 1] if p else 0
+    hi = state.starts[n - q] + delta if q else len(new)
+    return lo, new[lo:hi]
+
+
+def _clean_chunks(state: State, new: bytes, p: int, q: int, delta: int) -> list | None:
+    """The statements that replace chunks [p, n - q), from their own parse, when that is clean
+    and its neighbours are sound (a broken one's recovery may reach into the edited text)."""
+    n = len(state.starts)
+    lo, window = _window(state, new, p, q, delta)
+    if b"\r" in window or (p and not state.infos[p - 1].sound) or (q and not state.infos[n - q].sound):
+        return None
+    return _window_chunks(window, lo, state.tokens)
+
+
+def _guessed_chunks(state: State, new: bytes, p: int, q: int, delta: int) -> list | None:
+    """The window as one statement, read from its own (broken) parse: what it binds and reads
+    as far as tree-sitter recovered it. Only a guess (verify() checks it with the file's tree);
+    None if the window does not start and end at a line's start."""
+    lo, window = _window(state, new, p, q, delta)
+    if b"\r" in window or (lo and new[lo - 1:lo] != b"\n" and not window.startswith(b"\n")):
+        return None
+    body = window.strip()
+    if not body:
+        return []
+    if window.rstrip(b" \t")[-1:] not in (b"\n", b"") :
+        return None
+    root = parser().parse(window).root_node
+    binds: set[str] = set()
+    reads: set[str] = set()
+    is_root = any(t in window for t in state.tokens)
+    for child in root.children:  # a def that recovered keeps its locals out of its reads
+        info = info_of(window, child, state.tokens)
+        binds |= info.binds
+        reads |= info.reads
+        is_root |= info.root
+    first = lo + window.index(body[:1])
+    last = lo + len(window.rstrip())
+    return [(first, last, Info(frozenset(binds), frozenset(reads), is_root, False, True))]
+
+
+def verify(state: State, source, config) -> State | None:
+    """The state of `source` from its own tree when it agrees with the `provisional` one (the
+    same statements, relevant the same, reading and binding the same): the findings kept
+    through the guessed edits are a full analysis's. None when it does not."""
+    fresh = state_of(source, config, fresh=True)
+
+    def kept(st: State) -> list:
+        return [(st.starts[i], st.ends[i], st.infos[i]) for i, r in enumerate(st.relevant) if r]
+
+    same = fresh.reads == state.reads and fresh.binds == state.binds and kept(fresh) == kept(state)
+    return fresh if same else None
 
 
 def _window_chunks(window: bytes, lo: int, tokens) -> list[tuple[int, int, Info]] | None:
@@ -257,19 +332,21 @@ def _window_chunks(window: bytes, lo: int, tokens) -> list[tuple[int, int, Info]
     return [(lo + c.start_byte, lo + c.end_byte, info_of(window, c, tokens)) for c in made]
 
 
-def _file_chunks(tree, new: bytes, state: State, p: int, q: int, delta: int) -> list[tuple[int, int, Info]] | None:
-    """The edited statements as the file's own tree has them, if every other one kept its place."""
+def _file_chunks(tree, new: bytes, state: State, p: int, q: int, delta: int) -> tuple[list, int, int] | None:
+    """(the statements, p, q) as the file's own tree has them: the first p and last q chunks
+    must have kept their place (fewer if the edit joined or split its neighbours)."""
     children = tree.root_node.named_children
     n, m = len(state.starts), len(children)
-    if m < p + q:
-        return None
-    for i in range(p):
-        if children[i].start_byte != state.starts[i] or children[i].end_byte != state.ends[i]:
-            return None
-    for i in range(1, q + 1):
-        if children[m - i].start_byte != state.starts[n - i] + delta or children[m - i].end_byte != state.ends[n - i] + delta:
-            return None
-    return [(c.start_byte, c.end_byte, info_of(new, c, state.tokens)) for c in children[p:m - q]]
+    keep = 0
+    while keep < min(p, m) and children[keep].start_byte == state.starts[keep] and children[keep].end_byte == state.ends[keep]:
+        keep += 1
+    tail = 0
+    while (tail < min(q, m - keep) and children[m - 1 - tail].start_byte == state.starts[n - 1 - tail] + delta
+           and children[m - 1 - tail].end_byte == state.ends[n - 1 - tail] + delta):
+        tail += 1
+    if p - keep > 2 or q - tail > 2:
+        return None  # the edit's reach is wide: a full analysis
+    return [(c.start_byte, c.end_byte, info_of(new, c, state.tokens)) for c in children[keep:m - tail]], keep, tail
 
 
 # -- moving what an analysis found -------------------------------------------------------------
@@ -334,21 +411,41 @@ class Tracker:
     def forget(self, key: str) -> None:
         self._last.pop(key, None)
 
-    def reuse(self, key: str, source, config, tag=None):
+    def reuse(self, key: str, source, config, tag=None, provisional: bool = False):
         """(shift, the payload remembered) when `source` is a keystroke no rule sees away
         from the remembered text (analysed under the same config and `tag`); the remembered
-        text becomes `source`. Else None."""
+        text becomes `source`. Else None. `provisional`: see reusable()."""
         last = self._last.get(key)
         if last is None or last[1] != config or last[4] != tag:
             return None
         if last[2] is None:
             last[2] = state_of(last[0], last[1])
-        hit = reusable(last[2], source.data, config, lambda: source.tree)
+        hit = reusable(last[2], source.data, config, lambda: source.tree, provisional)
         if hit is None:
             return None
         shift, state = hit
         last[2] = state  # the text is now `source`'s (the state holds it; the tree is no longer read)
         return shift, last[3]
+
+    def provisional(self, key: str) -> bool:
+        last = self._last.get(key)
+        return last is not None and last[2] is not None and last[2].provisional
+
+    def verify(self, key: str, source) -> bool:
+        """False, and the key forgotten, when a provisional state is not what `source`'s own
+        tree says (its payload is then not a full analysis's); True otherwise."""
+        last = self._last.get(key)
+        if last is None or last[2] is None or not last[2].provisional:
+            return True
+        if last[2].data != source.data:
+            self.forget(key)
+            return False
+        fresh = verify(last[2], source, last[1])
+        if fresh is None:
+            self.forget(key)
+            return False
+        last[2] = fresh
+        return True
 
     def update(self, key: str, payload) -> None:
         if key in self._last:

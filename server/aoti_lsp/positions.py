@@ -87,12 +87,12 @@ def _ends(data: bytes, lo: int, hi: int) -> list[int]:
 
 
 def units(prefix: bytes, encoding: str) -> int:
-    if encoding == UTF8:
+    if encoding == UTF8 or prefix.isascii():  # one unit per byte in every encoding (C-fast)
         return len(prefix)
     text = prefix.decode("utf-8", errors="replace")
     if encoding == UTF32:
         return len(text)
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def byte_length(line: bytes, character: int, encoding: str) -> int:

@@ -14,7 +14,9 @@ from aoti_lsp.lsp.convert import SOURCE
 
 log = logging.getLogger(__name__)
 DEBOUNCE_S = 0.03  # edits closer than this are checked once, at the last version
-SETTLE_S = 1.0  # typing paused this long: summaries whose offsets only moved are stored (incremental.py)
+# typing paused this long: summaries whose offsets only moved are stored, and results kept
+# through a syntax error are checked against the file's tree (incremental.py)
+SETTLE_S = 1.0
 
 
 def bounded(work, doc):
@@ -62,8 +64,13 @@ def cancel(ls, uri: str) -> None:
 
 
 def settle(ls) -> None:
-    """Once typing pauses, store the summaries that keystrokes left with old offsets, and
-    refresh the documents that read them (their related locations point into the edited file)."""
+    """Once typing pauses, store the summaries that keystrokes left with old offsets, check
+    the results kept through syntax errors, and refresh the documents whose diagnostics may
+    have changed (related locations point into the edited file)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # called outside the server's loop (a benchmark, a test): nothing to wait for
+        return
     pending = ls.pending.pop("<settle>", None)
     if pending is not None:
         pending.cancel()
@@ -72,7 +79,8 @@ def settle(ls) -> None:
         await asyncio.sleep(SETTLE_S)
         ls.pending.pop("<settle>", None)
         try:
-            if ls.flush_summaries():
+            changed = ls.flush_summaries()
+            if ls.verify_results() | changed:
                 ls.refresh_all()
         except Exception as exc:  # keep serving
             log.exception("settle failed")

@@ -114,11 +114,13 @@ class AotiServer(LanguageServer):
             return cached[1]
         source = doc.source()
         if not doc.too_large:
-            hit = self.analysed.reuse(doc.uri, source, cfg, self.project.version)
+            hit = self.analysed.reuse(doc.uri, source, cfg, self.project.version, provisional=True)
             result = incremental.shift_result(hit[1], hit[0]) if hit is not None else None
             if result is not None:  # a keystroke in code no rule sees: the last findings, moved
                 self.analysed.update(doc.uri, result)
                 self._results[doc.uri] = (key, result)
+                if self.analysed.provisional(doc.uri):  # a syntax error's reach: the file's tree says, later
+                    guards.settle(self)
                 return result
         self.flush_summaries()  # a full analysis reads the project: its offsets must be current
         key = (doc.version, doc.revision, self.project.version, cfg)
@@ -205,7 +207,7 @@ class AotiServer(LanguageServer):
     def update_summary(self, path: str, source: Source | None) -> bool:
         path = os.path.abspath(path)
         cfg = self.config_for(path)
-        if source is not None and self.summarized.reuse(path, source, cfg) is not None:
+        if source is not None and self.summarized.reuse(path, source, cfg, provisional=True) is not None:
             self.stale[path] = source  # the same summary but for offsets: stored later (flush_summaries)
             return False
         self.stale.pop(path, None)
@@ -226,6 +228,17 @@ class AotiServer(LanguageServer):
             self.summarized.forget(path)
             changed |= self.update_summary(path, source)
         return changed
+
+    def verify_results(self) -> bool:
+        """Results kept through a syntax error judged from its own statements (incremental.py,
+        provisional) checked against each file's tree: one that disagrees is analysed again.
+        True when one did (its diagnostics may differ)."""
+        wrong = False
+        for doc in list(self.docs.values()):
+            if self.analysed.provisional(doc.uri) and not self.analysed.verify(doc.uri, doc.source()):
+                self._results.pop(doc.uri, None)
+                wrong = True
+        return wrong
 
     def recheck(self, doc: Document) -> None:
         """After a document changed: its summary first (other files may depend on it), then
@@ -559,6 +572,7 @@ def code_action_resolve(ls: AotiServer, action: types.CodeAction):
     if doc is None or data.get("version") != doc.version:
         return action  # stale: the client asks again with the new version
     ls.flush_summaries()  # a fix planned across files reads every summary's offsets
+    ls.verify_results()  # and the document's findings must be a full analysis's
     if data.get("action") == "fixAll":
         action.edit = _fix_all(ls, doc, unsafe=False)
     elif data.get("action") == "migrate":
