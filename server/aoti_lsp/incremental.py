@@ -141,26 +141,21 @@ def state_of(source, config, fresh: bool = False) -> State:
     starts = [c.start_byte for c in children]
     ends = [c.end_byte for c in children]
     infos = [info_of(data, c, tokens) for c in children]
-    binders: dict[str, list[int]] = {}
-    readers: dict[str, list[int]] = {}
-    for i, info in enumerate(infos):
-        for name in info.binds:
-            binders.setdefault(name, []).append(i)
-        for name in info.reads:
-            readers.setdefault(name, []).append(i)
     relevant = [info.root for info in infos]
-    todo = [i for i, r in enumerate(relevant) if r]
     reads: set[str] = set()
     binds: set[str] = set()
-    while todo:
-        i = todo.pop()
-        for names, seen, others in ((infos[i].reads, reads, binders), (infos[i].binds, binds, readers)):
-            for name in names - seen:
-                seen.add(name)
-                for j in others.get(name, ()):
-                    if not relevant[j]:
-                        relevant[j] = True
-                        todo.append(j)
+    for info, r in zip(infos, relevant):
+        if r:
+            reads |= info.reads
+            binds |= info.binds
+    grew = True
+    while grew:  # a pass per link in the longest chain (a few): set tests in C, no name index
+        grew = False
+        for i, info in enumerate(infos):
+            if not relevant[i] and (not info.binds.isdisjoint(reads) or not info.reads.isdisjoint(binds)):
+                relevant[i] = grew = True
+                reads |= info.reads
+                binds |= info.binds
     _LAST_STATE[0] = state = State(data, starts, ends, infos, relevant, frozenset(reads), frozenset(binds), tokens)
     return state
 

@@ -60,6 +60,15 @@ async def _settle(client, uri):
     await asyncio.sleep(0.2)
 
 
+async def _pause(client, uri):
+    """Past the typing pause after which the server stores deferred summaries (guards.SETTLE_S)
+    and refreshes what they change."""
+    from aoti_lsp.lsp.guards import SETTLE_S
+
+    await _settle(client, uri)
+    await asyncio.sleep(SETTLE_S + 1.0)
+
+
 def _type(client, uri, version, line, col, text):
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         types.VersionedTextDocumentIdentifier(version=version, uri=uri),
@@ -84,7 +93,7 @@ async def test_typing_in_one_file_refreshes_the_other_only_when_it_changes(clien
     end = len(pkg_text.splitlines()[0])
     for i, ch in enumerate("  # the model"[:12]):
         _type(client, pkg_uri, 2 + i, 0, end + i, ch)
-    await _settle(client, pkg_uri)
+    await _pause(client, pkg_uri)
     assert client.diagnostic_refresh_count == before_refresh
     assert client.diagnostics.sets.get(app_uri, 0) == before_push
     if client.pull:
@@ -99,7 +108,7 @@ async def test_typing_in_one_file_refreshes_the_other_only_when_it_changes(clien
         types.VersionedTextDocumentIdentifier(version=40, uri=pkg_uri),
         [types.TextDocumentContentChangePartial(range=types.Range(types.Position(row, col), types.Position(row, col + 4)),
                                                 text="cpu")]))
-    await _settle(client, pkg_uri)
+    await _pause(client, pkg_uri)
     if client.pull:
         assert client.diagnostic_refresh_count == before_refresh + 1
         now = await _pull(client, app_uri, previous=first.result_id)

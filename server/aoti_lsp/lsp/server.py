@@ -22,7 +22,7 @@ from aoti_lsp.files import discover, find_root, rooted
 from aoti_lsp.findings import LazyFix
 from aoti_lsp.fixer import applicable, fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-from aoti_lsp.lsp.convert import SOURCE, diagnostic, fix_data, lsp_range, moved_diagnostics
+from aoti_lsp.lsp.convert import SOURCE, diagnostic, fix_data, lsp_range, moved_diagnostics, reused_diagnostics
 from aoti_lsp.lsp import hover as hover_mod, triage
 from aoti_lsp.lsp.documents import Document
 from aoti_lsp.lsp.protocol import Protocol
@@ -74,7 +74,7 @@ class AotiServer(LanguageServer):
         self.project = Project()
         self.project.reader = self.open_data  # another file's facts: its editor buffer first
         self._results: dict[str, tuple[tuple, Result]] = {}
-        self._diagnostics: dict[str, tuple[Result, list, str]] = {}  # uri -> (result, its diagnostics, encoding)
+        self._diagnostics: dict[str, tuple[Result, list, str, bytes]] = {}  # uri -> (result, its diagnostics, encoding, text)
         self.roots: list[str] = []
         self.generation = 0  # bumps when settings or config files change: part of result ids
         self.config_errors: set[str] = set()
@@ -122,7 +122,9 @@ class AotiServer(LanguageServer):
                 if self.analysed.provisional(doc.uri):  # a syntax error's reach: the file's tree says, later
                     guards.settle(self)
                 return result
-        self.flush_summaries()  # a full analysis reads the project: its offsets must be current
+        # a full analysis reads the other files' summaries: their offsets must be current (its
+        # own file's is never read: it has its own facts)
+        self.flush_summaries(skip=os.path.abspath(doc.path))
         key = (doc.version, doc.revision, self.project.version, cfg)
         result = guards.bounded(lambda: analyze(source, cfg, project=self.project), doc)
         for err in result.errors:
@@ -143,12 +145,20 @@ class AotiServer(LanguageServer):
             return last[1]
         source = doc.source()
         moved = getattr(result, "moved", None)  # (the result it was moved from, the Shift): incremental.py
+
+        def make(f):
+            return diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of)
+
         if last is not None and moved is not None and moved[0] is last[0] and last[2] == self.encoding:
-            items = moved_diagnostics(last[1], result.findings, moved[1], source,
-                                      lambda f: diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of))
+            items = moved_diagnostics(last[1], result.findings, moved[1], source, make)
+        elif last is not None and last[2] == self.encoding and last[3] is not None:
+            start, old_end, new_end = incremental.edit_span(last[3], source.data)
+            shift = incremental.Shift(start, old_end, new_end - old_end,
+                                      source.data.count(b"\n", start, new_end) - last[3].count(b"\n", start, old_end))
+            items = reused_diagnostics(last[1], last[0].findings, result.findings, shift, source, make)
         else:
-            items = [diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of) for f in result.findings]
-        self._diagnostics[doc.uri] = (result, items, self.encoding)
+            items = [make(f) for f in result.findings]
+        self._diagnostics[doc.uri] = (result, items, self.encoding, source.data)
         return items
 
     def data_of(self, path: str) -> bytes | None:
@@ -204,8 +214,14 @@ class AotiServer(LanguageServer):
             for doc, items in stale:
                 self.publish(doc, items)
 
-    def update_summary(self, path: str, source: Source | None) -> bool:
+    def update_summary(self, path: str, source: Source | None, defer: bool = False) -> bool:
+        """Store a file's summary (what other files read of it); True when it changed. `defer`
+        (a keystroke): stored once typing settles, so a keystroke in AOTI code does not pay for
+        the whole file's summary (~100-200 ms for 20k lines); other files follow the pause."""
         path = os.path.abspath(path)
+        if defer and source is not None and not budget.too_large(len(source.data)):
+            self.stale[path] = source
+            return False
         cfg = self.config_for(path)
         if source is not None and self.summarized.reuse(path, source, cfg, provisional=True) is not None:
             self.stale[path] = source  # the same summary but for offsets: stored later (flush_summaries)
@@ -219,12 +235,12 @@ class AotiServer(LanguageServer):
             self.summarized.forget(path)
         return self.project.update(path, summary)
 
-    def flush_summaries(self) -> bool:
-        """Store the summaries whose offsets moved under keystrokes no rule sees. True when the
-        project changed (other documents may need a refresh)."""
+    def flush_summaries(self, skip: str | None = None) -> bool:
+        """Store the summaries keystrokes deferred (all but `skip`'s). True when the project
+        changed (other documents may need a refresh)."""
         changed = False
-        while self.stale:
-            path, source = self.stale.popitem()
+        for path in [p for p in self.stale if p != skip]:
+            source = self.stale.pop(path)
             self.summarized.forget(path)
             changed |= self.update_summary(path, source)
         return changed
@@ -240,10 +256,11 @@ class AotiServer(LanguageServer):
                 wrong = True
         return wrong
 
-    def recheck(self, doc: Document) -> None:
-        """After a document changed: its summary first (other files may depend on it), then
-        its diagnostics, or every open document's when the summary changed."""
-        changed = self.update_summary(doc.path, None if doc.too_large else doc.source())
+    def recheck(self, doc: Document, typing: bool = False) -> None:
+        """After a document changed: its summary first (other files may depend on it; while
+        `typing`, once typing settles), then its diagnostics, or every open document's when the
+        summary changed."""
+        changed = self.update_summary(doc.path, None if doc.too_large else doc.source(), defer=typing)
         self.publish(doc)
         if changed:
             self.refresh_all(skip=doc.uri)
