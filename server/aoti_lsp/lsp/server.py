@@ -14,6 +14,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from aoti_lsp import __version__, budget, incremental
+from aoti_lsp import slice as slice_mod
 from aoti_lsp import config as configmod
 from aoti_lsp.engine import Result, analyze
 from aoti_lsp import runner
@@ -85,6 +86,7 @@ class AotiServer(LanguageServer):
         # whose offsets only moved are stored at the next full analysis, or when typing settles
         self.analysed = incremental.Tracker()
         self.summarized = incremental.Tracker()
+        self.sliced = slice_mod.Slicer()
         self.stale: dict[str, Source] = {}  # path -> its text, when its stored summary's offsets are old
 
     # -- state ---------------------------------------------------------------------------
@@ -124,14 +126,22 @@ class AotiServer(LanguageServer):
                 return result
         self.flush_summaries()  # a full analysis reads the project: its offsets must be current
         key = (doc.version, doc.revision, self.project.version, cfg)
+        if not doc.too_large:  # an edit inside a few statements: only what they touch (slice.py)
+            result = self.sliced.result(doc.uri, source, cfg, self.project)
+            if result is not None:
+                self.analysed.remember(doc.uri, source, cfg, result, self.project.version)
+                self._results[doc.uri] = (key, result)
+                return result
         result = guards.bounded(lambda: analyze(source, cfg, project=self.project), doc)
         for err in result.errors:
             self.window_log_message(types.LogMessageParams(types.MessageType.Error, err))
         self._results[doc.uri] = (key, result)
         if not result.skipped and not result.errors:
             self.analysed.remember(doc.uri, source, cfg, result, self.project.version)
+            self.sliced.remember(doc.uri, source, cfg, result, self.project)
         else:
             self.analysed.forget(doc.uri)
+            self.sliced.forget(doc.uri)
         return result
 
     def diagnostics(self, doc: Document) -> list[types.Diagnostic]:
