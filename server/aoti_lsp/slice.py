@@ -172,6 +172,10 @@ class Slicer:
         self._last: dict[str, Entry] = {}
 
     def remember(self, key: str, source: Source, config, result: Result, project) -> None:
+        last = self._last.get(key)
+        if source.tree.root_node.has_error and last is not None and last.config == config \
+                and last.others == _others(project, source.path):
+            return  # a text with a syntax error cannot be sliced from: keep the last clean one
         self._last[key] = Entry(source, config, result, _others(project, source.path), project)
 
     def forget(self, key: str) -> None:
@@ -186,7 +190,9 @@ class Slicer:
         except RecursionError:
             got = None
         if got is None:
-            self.forget(key)
+            entry.graph = None  # it may hold the refused text's reads: rebuilt when next needed
+        if got is None and entry.starts is None:
+            self.forget(key)  # its own text cannot be sliced from
         return got
 
 
@@ -200,29 +206,37 @@ def _others(project, path) -> tuple:
     return tuple(sorted((p, id(s)) for p, s in project.summaries.items() if os.path.abspath(p) != here)) + (project.root,)
 
 
+WHY: dict[str, int] = {}  # why slices were refused, for tests and measurements
+
+
+def _no(reason: str) -> None:
+    WHY[reason] = WHY.get(reason, 0) + 1
+    return None
+
+
 def slice_result(entry: Entry, source: Source, config, project) -> Result | None:
     """The findings of `source` (the entry's text after an edit), or None: then analyse it all.
     On success the entry becomes `source`'s."""
     tokens = incremental.anchor_tokens(config)
     if entry.starts is None and not entry.build(tokens):
-        return None
+        return _no("old text has a syntax error")
     old, new = entry.source.data, source.data
     if old == new:
         return entry.result
     if b"\r" in new or source.tree.root_node.has_error:
-        return None
+        return _no("syntax error (or CR)")
     start, old_end, new_end = incremental.edit_span(old, new)
     delta = new_end - old_end
     n = len(entry.starts)
     p = bisect_left(entry.ends, start)
     q = n - bisect_right(entry.starts, old_end)
     if p >= n - q:
-        return None  # between statements: a new statement or blank lines
+        return _no("between statements: a new statement or blank lin")
     lo = entry.starts[p]
     hi = entry.ends[n - q - 1] + delta
     made = incremental._file_chunks(source.tree, new, _State(entry), p, q, delta)
     if made is None or len(made) != n - q - p:
-        return None
+        return _no("statement count changed")
     children = source.tree.root_node.named_children
     edited = range(p, n - q)
     new_infos = [i for _, _, i in made]
@@ -230,15 +244,15 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     for i, piece in zip(edited, new_pieces):
         old_piece = entry.pieces[i]
         if piece.binds != old_piece.binds or piece.setters != old_piece.setters or piece.definite != old_piece.definite:
-            return None
+            return _no("binds changed")
         if not new_infos[i - p].sound or not entry.infos[i].sound:
-            return None
+            return _no("edited statement unsound")
     starts = entry.starts[:p] + [s for s, _, _ in made] + [s + delta for s in entry.starts[n - q:]]
     ends = entry.ends[:p] + [e for _, e, _ in made] + [e + delta for e in entry.ends[n - q:]]
     pieces = entry.pieces[:p] + new_pieces + entry.pieces[n - q:]
     infos = entry.infos[:p] + new_infos + entry.infos[n - q:]
     if lo != starts[p] or hi != ends[n - q - 1]:
-        return None
+        return _no("edit at a statement edge")
 
     graph = entry.graph if entry.graph is not None else _Graph(entry.pieces)
     graph.replace(edited, entry.pieces, pieces)
@@ -259,7 +273,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         for label in entry.labels[c]:
             affected |= by_label[label]
     if len(affected) > MAX_SLICE * n:
-        return None
+        return _no("too many affected")
     # what the affected chunks' analysis reads: binders (transitively), readers, artifact mates
     kept = set(affected)
     found_in = {_chunk(entry.starts, f.start) for f in entry.result.findings}
@@ -270,7 +284,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             kept |= by_label[label]
     kept = graph.backward(kept)
     if len(kept) > MAX_SLICE * n:
-        return None
+        return _no("slice too large")
 
     # the blanked text: chunks outside the slice are spaces; a chunk sharing a line with a kept
     # one is kept too (a trailing `# noqa`, `a = 1; b = 2`)
@@ -284,7 +298,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             kept.add(k)
             k += 1
     if not all(infos[j].sound for j in kept):
-        return None  # a statement not starting its line: the compact text would move its columns
+        return _no("a statement not starting its line: the compact t")
     # the compact text: the kept chunks where they stand, only the line breaks of the others
     # (lines and columns stay; offsets are mapped back through `segments`); parsing the blanked
     # file instead costs ~100 ms for 500 KB of spaces
@@ -299,45 +313,45 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     parts.append(b"\n" * new.count(b"\n", at))
     blank = Source(b"".join(parts), source.path)
     if blank.tree.root_node.has_error:
-        return None
+        return _no("compact text has an error")
     blank.context = Context(blank, config, project)
     part = analyze(blank, config, project=project)
     if part.errors or part.skipped:
-        return None
+        return _no("rule error or budget")
     to_real = _Map(segments)
 
     # the affected chunks' artifacts after the edit must be ones the slice already held
     compact_starts = [to_real.back(starts[j]) if j in kept else -1 for j in range(n)]
     new_labels = _labels_mapped(blank.context, starts, compact_starts, kept, affected)
     if new_labels is None:
-        return None
+        return _no("labels")
     for c in affected:
         for label in new_labels[c] - entry.labels[c]:
             if label[0] in "cl":
                 continue  # the chunk's own compile or load, numbered by chunk: mates found through k
             if not by_label.get(label, set()) <= affected:
-                return None
+                return _no("new artifact outside the slice")
 
     shift = incremental.Shift(start, old_end, delta, new.count(b"\n", start, new_end) - old.count(b"\n", start, old_end))
     findings = []
     for f in entry.result.findings:
         c = _chunk(entry.starts, f.start)
         if c < 0 or f.start >= entry.ends[c]:
-            return None  # not inside a statement
+            return _no("not inside a statement")
         if c in affected:
             continue
         if _touches(f, start, old_end):
-            return None
+            return _no("kept finding names the edit")
         if shift.lines and any(incremental.LINE_CITED.search(t) for t in (f.message, *(r.message for r in f.related))):
-            return None
+            return _no("lines moved under a cited line")
         findings.append(incremental.shift_finding(f, shift))
     for f in part.findings:
         f = to_real.finding(f)
         if f is None:
-            return None
+            return _no("finding outside kept chunks")
         c = _chunk(starts, f.start)
         if c < 0 or f.start >= ends[c]:
-            return None
+            return _no("finding outside a statement")
         if c in affected:
             findings.append(f)
     findings.sort(key=lambda f: f.sort_key())
