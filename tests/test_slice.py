@@ -44,7 +44,7 @@ def _view(result) -> list:
 def _edit(rng: random.Random, text: str) -> str:
     """An edit inside a line of AOTI code (past its indentation)."""
     lines = text.split("\n")
-    candidates = [i for i, line in enumerate(lines) if AOTI_LINE.search(line)]
+    candidates = [i for i, line in enumerate(lines) if AOTI_LINE.search(line)] or range(len(lines))
     i = rng.choice(candidates)
     offset = sum(len(line) + 1 for line in lines[:i])
     line = lines[i]

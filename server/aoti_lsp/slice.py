@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from aoti_lsp import incremental
 from aoti_lsp.engine import Context, Result, analyze
+from aoti_lsp.facts import MARK_DYNAMIC, SET_DEFAULT, SET_DTYPE
 from aoti_lsp.findings import LazyFix
 from aoti_lsp.source import Source
 
@@ -38,7 +39,10 @@ NONE = re.compile(rb"([A-Za-z_]\w*)\s*=\s*None\b")
 DEFINITE = {"expression_statement", "import_statement", "import_from_statement", "function_definition",
             "class_definition", "decorated_definition", "future_import_statement"}
 BLANK = bytes(b if b in b"\r\n" else 32 for b in range(256))
-MAX_SLICE = 0.5  # of the chunks: past that, a full analysis is as cheap
+# calls read file-wide, wherever they stand (devices.py: the default device and dtype, dynamic
+# dims): a chunk spelling one is always in the slice, and an edit of one is never sliced
+AMBIENT = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in (*SET_DEFAULT, *SET_DTYPE, *MARK_DYNAMIC)}))
+MAX_SLICE = 0.5  # of the chunks (of a file of more than 50): past that, a full analysis is as cheap
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class Piece:
     setters: frozenset[str]  # names bound under `global` in a function
     nones: frozenset[str]  # names somewhere set to None
     hub: bool = False  # `import torch`: no rule reads who uses the module (checked: no finding in it)
+    ambient: bool = False  # spells a call read file-wide (AMBIENT)
 
 
 _PIECES: dict[tuple, Piece] = {}
@@ -92,7 +97,7 @@ def _piece(text: bytes, node, info: incremental.Info, tokens) -> Piece:
     definite = node.type in DEFINITE and not setters
     hub = node.type == "import_statement" and not any(t in text for t in tokens) and b"*" not in text
     return Piece(info.binds, frozenset(now), frozenset(later), definite, frozenset(setters),
-                 frozenset(m.group(1).decode() for m in NONE.finditer(text)), hub)
+                 frozenset(m.group(1).decode() for m in NONE.finditer(text)), hub, any(a in text for a in AMBIENT))
 
 
 class Entry:
@@ -245,6 +250,8 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         old_piece = entry.pieces[i]
         if piece.binds != old_piece.binds or piece.setters != old_piece.setters or piece.definite != old_piece.definite:
             return _no("binds changed")
+        if piece.ambient or old_piece.ambient:
+            return _no("edit of a file-wide call")
         if not new_infos[i - p].sound or not entry.infos[i].sound:
             return _no("edited statement unsound")
     starts = entry.starts[:p] + [s for s, _, _ in made] + [s + delta for s in entry.starts[n - q:]]
@@ -256,10 +263,12 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
 
     graph = entry.graph if entry.graph is not None else _Graph(entry.pieces)
     graph.replace(edited, entry.pieces, pieces)
-    changed = graph.forward(set(edited), also_old=[entry.pieces[i] for i in edited])
+    changed = graph.forward(set(edited))
     affected = set(changed)
     for c in changed:
         affected |= graph.binders_of(c) | graph.readers_of(c)
+    for i in edited:  # what they read before the edit (an import no longer used now has a finding)
+        affected |= graph.binders_of(i, entry.pieces[i])
     for i in edited:  # a lazily set global: other bindings of the name decide whether it is followed
         for name in pieces[i].binds | pieces[i].setters:
             others = [j for j in graph.binders.get(name, ()) if j not in edited]
@@ -272,7 +281,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     for c in list(changed):
         for label in entry.labels[c]:
             affected |= by_label[label]
-    if len(affected) > MAX_SLICE * n:
+    if len(affected) > MAX_SLICE * n > 25:
         return _no("too many affected")
     # what the affected chunks' analysis reads: binders (transitively), readers, artifact mates
     kept = set(affected)
@@ -282,8 +291,12 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             kept |= graph.readers_of(c)
         for label in entry.labels[c]:
             kept |= by_label[label]
-    kept = graph.backward(kept)
-    if len(kept) > MAX_SLICE * n:
+    ambient = [j for j, piece in enumerate(pieces) if piece.ambient]
+    for i in edited:  # an alias of a file-wide call, read or no longer read
+        if any(j in ambient for j in graph.binders_of(i) | graph.binders_of(i, entry.pieces[i])):
+            return _no("edit of a file-wide call")
+    kept = graph.backward(kept | set(ambient))
+    if len(kept) > MAX_SLICE * n > 25:
         return _no("slice too large")
 
     # the blanked text: chunks outside the slice are spaces; a chunk sharing a line with a kept
@@ -430,8 +443,8 @@ class _Graph:
             out.update(j for j in binders if j > i)
         return out
 
-    def binders_of(self, i: int) -> set[int]:
-        piece = self.pieces[i]
+    def binders_of(self, i: int, piece: Piece | None = None) -> set[int]:
+        piece = piece or self.pieces[i]
         out: set[int] = set()
         for name in piece.now:
             if name in self.binders:
@@ -454,7 +467,7 @@ class _Graph:
                     out.add(i)
         return out
 
-    def forward(self, start: set[int], also_old) -> set[int]:
+    def forward(self, start: set[int]) -> set[int]:
         """`start` and every chunk whose meaning follows from them (readers, transitively)."""
         out, todo = set(start), list(start)
         while todo:
