@@ -42,6 +42,11 @@ BLANK = bytes(b if b in b"\r\n" else 32 for b in range(256))
 # calls read file-wide, wherever they stand (devices.py: the default device and dtype, dynamic
 # dims): a chunk spelling one is always in the slice, and an edit of one is never sliced
 AMBIENT = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in (*SET_DEFAULT, *SET_DTYPE, *MARK_DYNAMIC)}))
+# AOTI201/AOTI202 (jagged.py) relate shape tests, exports and packaged functions in ways the
+# name graph does not follow (the random walks found counter-examples): an edit of a statement
+# spelling one of their tokens is not sliced. Nor is an edit of an import (AOTI301 cites every
+# `import torch` from where an env var is set)
+JAGGED = ("AOTI201", "AOTI202")
 MAX_SLICE = 0.5  # of the chunks (of a file of more than 50): past that, a full analysis is as cheap
 
 
@@ -246,6 +251,12 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     edited = range(p, n - q)
     new_infos = [i for _, _, i in made]
     new_pieces = [piece_of(new, children[i], info, tokens) for i, info in zip(edited, new_infos)]
+    words = _jagged_words(config)
+    for i in edited:
+        if children[i].type in ("import_statement", "import_from_statement", "future_import_statement") \
+                or entry.infos[i] is not None and _spells(old[entry.starts[i]:entry.ends[i]], words) \
+                or _spells(new[children[i].start_byte:children[i].end_byte], words):
+            return _no("edit of an import or of jagged code")
     for i, piece in zip(edited, new_pieces):
         old_piece = entry.pieces[i]
         if piece.binds != old_piece.binds or piece.setters != old_piece.setters or piece.definite != old_piece.definite:
@@ -295,7 +306,8 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     for i in edited:  # an alias of a file-wide call, read or no longer read
         if any(j in ambient for j in graph.binders_of(i) | graph.binders_of(i, entry.pieces[i])):
             return _no("edit of a file-wide call")
-    kept = graph.backward(kept | set(ambient))
+    imports = [j for j, c in enumerate(children) if c.type in ("import_statement", "import_from_statement")]
+    kept = graph.backward(kept | set(ambient) | set(imports))
     if len(kept) > MAX_SLICE * n > 25:
         return _no("slice too large")
 
@@ -380,6 +392,27 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     entry.graph = graph
     result.sliced = (len(affected), len(kept), n)
     return result
+
+
+_WORDS: dict = {}
+
+
+def _jagged_words(config) -> tuple[bytes, ...]:
+    found = _WORDS.get(config)
+    if found is None:
+        from aoti_lsp.rules import rule_by_code
+
+        words = {"forward"}
+        for code in JAGGED:
+            rule = rule_by_code(code)
+            words.update(rule.triggers_for(config), rule.requires_any, rule.summary_triggers or ())
+            words.update(rule.triggers)
+        found = _WORDS[config] = tuple(sorted(w.encode() for w in words if w))
+    return found
+
+
+def _spells(text: bytes, words) -> bool:
+    return any(w in text for w in words)
 
 
 class _State:
