@@ -244,9 +244,10 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         return _no("between statements: a new statement or blank lin")
     lo = entry.starts[p]
     hi = entry.ends[n - q - 1] + delta
-    made = incremental._file_chunks(source.tree, new, _State(entry), p, q, delta)
-    if made is None or len(made) != n - q - p:
+    got = incremental._file_chunks(source.tree, new, _State(entry), p, q, delta)
+    if got is None or got[1:] != (p, q) or len(got[0]) != n - q - p:
         return _no("statement count changed")
+    made = got[0]
     children = source.tree.root_node.named_children
     edited = range(p, n - q)
     new_infos = [i for _, _, i in made]
