@@ -12,7 +12,16 @@ parsed cleanly, binding the same module-level names), the chunks whose findings 
   - the chunks that share an artifact with a changed one (a compile and a load of the same path,
     calls of the runner it returns: `labels_of`, from the facts of the analysis), before and after;
   - chunks binding the same name as an edited one when that name could be a lazily set global
-    (facts follows a global only when every other binding of it is `None`).
+    (facts follows a global only when every other binding of it is `None`);
+  - for AOTI201/AOTI202, the chunks of the same model (`j<key>` labels: the forward or compiled
+    function, the export calls naming it, their packages, the loads of those and the calls of
+    the loaded runners); module-level guards (`if x.numel() == 0: raise`) are always in the
+    slice and never sliced when edited (known_nonempty reads them for a later module-level call).
+The engine runs a rule on a file only when the file spells its tokens (Rule.wants/relevant):
+those gates are compared before and after the edit (only when a token overlaps it) and an
+edit that flips one is not sliced; the compact text gets the rules the whole text gets. Where
+AOTI301 runs (an env var written), an edit spelling a compile, load, CUDA use or import is not
+sliced: the rule reads those file-wide.
 The analysis runs on a *blanked* copy of the new text: every chunk outside the slice (affected
 chunks, what they read, transitively, and what reads them) is spaces but for its line breaks,
 so offsets, lines and columns are those of the file. Findings of affected chunks come from it;
@@ -42,10 +51,9 @@ BLANK = bytes(b if b in b"\r\n" else 32 for b in range(256))
 # calls read file-wide, wherever they stand (devices.py: the default device and dtype, dynamic
 # dims): a chunk spelling one is always in the slice, and an edit of one is never sliced
 AMBIENT = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in (*SET_DEFAULT, *SET_DTYPE, *MARK_DYNAMIC)}))
-# AOTI201/AOTI202 (jagged.py) relate shape tests, exports and packaged functions in ways the
-# name graph does not follow (the random walks found counter-examples): an edit of a statement
-# spelling one of their tokens is not sliced. Nor is an edit of an import (AOTI301 cites every
-# `import torch` from where an env var is set)
+# AOTI201/AOTI202 (jagged.py) judge a forward by its model's exports, packages, loads and runner
+# calls: labels link those (_jagged_labels), and module-level guards are always in the slice.
+# An edit of an import is not sliced (AOTI301 cites every `import torch` from where an env var is set)
 JAGGED = ("AOTI201", "AOTI202")
 MAX_SLICE = 0.5  # of the chunks (of a file of more than 50): past that, a full analysis is as cheap
 
@@ -116,6 +124,8 @@ class Entry:
         self.pieces: list[Piece] = []
         self.labels: list[frozenset[str]] = []
         self.graph: _Graph | None = None
+        self.gates: tuple[bool, ...] = ()
+        self.guards: frozenset[int] = frozenset()
 
     def build(self, tokens) -> bool:
         root = self.source.tree.root_node
@@ -130,7 +140,10 @@ class Entry:
         ctx = self.source.context
         if ctx is None or ctx.config != self.config:
             ctx = Context(self.source, self.config, self.project)
-        self.labels = labels_of(ctx, self.starts, range(len(children)))
+        self.gates = gates_of(self.source, self.config, self.project)
+        jagged = _jagged_on(self.gates, self.config, self.source.path)
+        self.labels = labels_of(ctx, self.starts, range(len(children)), jagged)
+        self.guards = frozenset(i for i, c in enumerate(children) if jagged and _module_guard(data, c))
         return True
 
 
@@ -138,10 +151,10 @@ def _chunk(starts: list[int], at: int) -> int:
     return bisect_right(starts, at) - 1
 
 
-def labels_of(ctx, starts: list[int], wanted) -> list[frozenset[str]]:
+def labels_of(ctx, starts: list[int], wanted, jagged: bool = False) -> list[frozenset[str]]:
     """Per chunk (of those `wanted`, others empty): the artifacts its sites touch, as labels
     (`k<path>`: a compile or load of that path, or a call of what it loads; `c<i>`: the value a
-    compile in chunk i returns, loaded or called here)."""
+    compile in chunk i returns, loaded or called here; with `jagged`, `j<key>`: _jagged_labels)."""
     facts = ctx.facts
     out: dict[int, set[str]] = {}
 
@@ -171,8 +184,95 @@ def labels_of(ctx, starts: list[int], wanted) -> list[frozenset[str]]:
         for at in [load.call.start_byte] + [c.start_byte for c in facts.runner_calls(load)]:
             for label in labels:
                 add(at, label)
+    if jagged:
+        _jagged_labels(ctx, add)
     wanted = set(wanted)
     return [frozenset(out.get(i, ())) if i in wanted else frozenset() for i in range(len(starts))]
+
+
+def _jagged_labels(ctx, add) -> None:
+    """AOTI201/AOTI202 (jagged.py) judge a forward (or a compiled function) by what the file does
+    with its model: the export calls naming its class, the packages of those exports, the loads
+    of those packages and the calls of the loaded runners (their arguments and guards). Every
+    one of those sites, and the function itself, gets the label `j<key>` (the key: the class or
+    function name, as jagged.Model finds it)."""
+    from aoti_lsp.jagged import COMPILERS, Model, summary_owner, unparen
+
+    model = Model(ctx, summary_owner(ctx.config) or "AOTI201")
+    for target in model.targets():
+        add(target.func.start_byte, "j" + target.key)
+    for call, _, key in model.export_calls:
+        add(call.start_byte, "j" + key)
+    for call, key, _ in model.packages:
+        add(call.start_byte, "j" + key)
+    for load, key in model._loads:
+        add(load.start_byte, "j" + key)
+        for call in model._calls_of_runner(load):
+            add(call.start_byte, "j" + key)
+    for call, _ in ctx.calls_to(COMPILERS | {"torch._export.aot_compile"}):  # a function compiled by name
+        args = call.child_by_field_name("arguments")
+        first = args.named_children[0] if args is not None and args.named_children else None
+        if first is not None and unparen(first).type == "identifier":
+            add(call.start_byte, "j" + unparen(first).text.decode())
+
+
+def _rules(config, path) -> tuple:
+    from aoti_lsp.rules import all_rules
+
+    return tuple(r for r in all_rules() if config.enabled(r.code, path))
+
+
+def gates_of(source: Source, config, project) -> tuple[bool, ...]:
+    """Per enabled rule: whether the engine runs it on this text (its file-wide token gates)."""
+    return tuple(r.wants(source, config) and r.relevant(source, project) for r in _rules(config, source.path))
+
+
+_GATE_TOKENS: dict = {}
+
+
+def _gate_tokens(config, path) -> tuple[bytes, ...]:
+    key = (config, path)
+    found = _GATE_TOKENS.get(key)
+    if found is None:
+        words = {"class "}  # AOTI202.relevant: `class Name` of a class another file exports
+        for r in _rules(config, path):
+            words.update(r.requires_any, r.triggers_for(config), r.summary_triggers or ())
+        if len(_GATE_TOKENS) > 64:
+            _GATE_TOKENS.clear()
+        found = _GATE_TOKENS[key] = tuple(sorted(w.encode() for w in words if w))
+    return found
+
+
+def _gate_may_flip(old: bytes, new: bytes, start: int, old_end: int, new_end: int, tokens) -> bool:
+    """Whether some token may be spelt in one text and not the other: one of them overlaps the edit."""
+    reach = max(map(len, tokens), default=1) - 1
+    before = old[max(0, start - reach):old_end + reach]
+    after = new[max(0, start - reach):new_end + reach]
+    return any(t in before or t in after for t in tokens)
+
+
+def _jagged_on(gates, config, path) -> bool:
+    return any(g for r, g in zip(_rules(config, path), gates) if r.code in JAGGED)
+
+
+GUARD_WORDS = (b"numel", b"nelement", b"shape", b"size", b"len(", b"sum")
+
+
+def _module_guard(data: bytes, node) -> bool:
+    """A top-level statement that tells the module's later statements an input is non-empty
+    (`if x.numel() == 0: raise`, `assert len(x)`, `torch._check(...)`): jagged.known_nonempty
+    reads it for a call of a package at module level, in another statement."""
+    from aoti_lsp.jagged import _statement_facts
+
+    if node.type not in ("if_statement", "assert_statement", "expression_statement"):
+        return False
+    text = data[node.start_byte:node.end_byte]
+    return any(w in text for w in GUARD_WORDS) and bool(_statement_facts(node))
+
+
+# AOTI301 judges an environment variable's write by the file's compiles, loads and CUDA uses
+# anywhere: an edit spelling one of those is not sliced where the rule runs
+ENV_READS = (b"compile", b"load", b"optimize", b"cuda", b"import")
 
 
 class Slicer:
@@ -237,6 +337,14 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         return _no("syntax error (or CR)")
     start, old_end, new_end = incremental.edit_span(old, new)
     delta = new_end - old_end
+    gates = entry.gates
+    if _gate_may_flip(old, new, start, old_end, new_end, _gate_tokens(config, source.path)):
+        gates = gates_of(source, config, project)
+        if gates != entry.gates:
+            return _no("a rule's file-wide gate flips")
+    rules = tuple(r for r, g in zip(_rules(config, source.path), gates) if g)
+    jagged = _jagged_on(gates, config, source.path)
+    env = any(r.code == "AOTI301" for r in rules)
     n = len(entry.starts)
     p = bisect_left(entry.ends, start)
     q = n - bisect_right(entry.starts, old_end)
@@ -252,12 +360,14 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     edited = range(p, n - q)
     new_infos = [i for _, _, i in made]
     new_pieces = [piece_of(new, children[i], info, tokens) for i, info in zip(edited, new_infos)]
-    words = _jagged_words(config)
     for i in edited:
-        if children[i].type in ("import_statement", "import_from_statement", "future_import_statement") \
-                or entry.infos[i] is not None and _spells(old[entry.starts[i]:entry.ends[i]], words) \
-                or _spells(new[children[i].start_byte:children[i].end_byte], words):
-            return _no("edit of an import or of jagged code")
+        before, after = old[entry.starts[i]:entry.ends[i]], new[children[i].start_byte:children[i].end_byte]
+        if children[i].type in ("import_statement", "import_from_statement", "future_import_statement"):
+            return _no("edit of an import")
+        if env and (_spells(before, ENV_READS) or _spells(after, ENV_READS)):
+            return _no("edit of what AOTI301 reads file-wide")
+        if jagged and (i in entry.guards or _module_guard(new, children[i])):
+            return _no("edit of a module-level guard (jagged)")
     for i, piece in zip(edited, new_pieces):
         old_piece = entry.pieces[i]
         if piece.binds != old_piece.binds or piece.setters != old_piece.setters or piece.definite != old_piece.definite:
@@ -308,7 +418,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         if any(j in ambient for j in graph.binders_of(i) | graph.binders_of(i, entry.pieces[i])):
             return _no("edit of a file-wide call")
     imports = [j for j, c in enumerate(children) if c.type in ("import_statement", "import_from_statement")]
-    kept = graph.backward(kept | set(ambient) | set(imports))
+    kept = graph.backward(kept | set(ambient) | set(imports) | set(entry.guards))
     if len(kept) > MAX_SLICE * n > 25:
         return _no("slice too large")
 
@@ -337,18 +447,18 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         size += ends[j] - starts[j]
         at = ends[j]
     parts.append(b"\n" * new.count(b"\n", at))
-    blank = Source(b"".join(parts), source.path)
+    blank = _Compact(b"".join(parts), source.path)
     if blank.tree.root_node.has_error:
         return _no("compact text has an error")
     blank.context = Context(blank, config, project)
-    part = analyze(blank, config, project=project)
+    part = analyze(blank, config, rules=rules, project=project)  # the rules the whole text gets
     if part.errors or part.skipped:
         return _no("rule error or budget")
     to_real = _Map(segments)
 
     # the affected chunks' artifacts after the edit must be ones the slice already held
     compact_starts = [to_real.back(starts[j]) if j in kept else -1 for j in range(n)]
-    new_labels = _labels_mapped(blank.context, starts, compact_starts, kept, affected)
+    new_labels = _labels_mapped(blank.context, starts, compact_starts, kept, affected, jagged)
     if new_labels is None:
         return _no("labels")
     for c in affected:
@@ -390,30 +500,21 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     kept_source = Source(new, source.path, tree=source.tree.copy())
     entry.source, entry.result = kept_source, result
     entry.starts, entry.ends, entry.infos, entry.pieces, entry.labels = starts, ends, infos, pieces, labels
-    entry.graph = graph
+    entry.graph, entry.gates = graph, gates
     result.sliced = (len(affected), len(kept), n)
     return result
 
 
-_WORDS: dict = {}
-
-
-def _jagged_words(config) -> tuple[bytes, ...]:
-    found = _WORDS.get(config)
-    if found is None:
-        from aoti_lsp.rules import rule_by_code
-
-        words = {"forward"}
-        for code in JAGGED:
-            rule = rule_by_code(code)
-            words.update(rule.triggers_for(config), rule.requires_any, rule.summary_triggers or ())
-            words.update(rule.triggers)
-        found = _WORDS[config] = tuple(sorted(w.encode() for w in words if w))
-    return found
-
-
 def _spells(text: bytes, words) -> bool:
     return any(w in text for w in words)
+
+
+class _Compact(Source):
+    """The compact text: the engine's token gates were decided on the whole text (the rules
+    passed to analyze), so every token counts as spelt."""
+
+    def has(self, token: str) -> bool:
+        return True
 
 
 class _State:
@@ -537,7 +638,10 @@ def _rebuild_lazy(result: Result, source: Source, config, project) -> None:
                 if (g.code, g.start, g.end) == (f.code, f.start, f.end):
                     other = g.fix if alt < 0 else (g.alternatives[alt] if alt < len(g.alternatives) else None)
                     if other is not None and other.title == fix.title:
-                        return other.edits
+                        edits = other.edits
+                        if getattr(other, "failed", None):
+                            raise RuntimeError(other.failed)  # failed there: fails here too
+                        return edits
             raise LookupError(f"no fix '{fix.title}' at {f.start} in a full analysis")
         return LazyFix(fix.title, fix.applicability, build, fix.other_files, fix.snippet, fix.basis)
 
@@ -607,10 +711,10 @@ class _Map:
         return g
 
 
-def _labels_mapped(ctx, starts, compact_starts, kept, wanted):
+def _labels_mapped(ctx, starts, compact_starts, kept, wanted, jagged):
     """labels_of on the compact text, for chunks numbered as in the file."""
     order = sorted(kept)
-    local = labels_of(ctx, [compact_starts[j] for j in order], range(len(order)))
+    local = labels_of(ctx, [compact_starts[j] for j in order], range(len(order)), jagged)
     out = [frozenset()] * len(starts)
     for k, j in enumerate(order):
         if j in wanted:
