@@ -159,3 +159,49 @@ def test_project_random_aoti_edits():
             h, n = _walk(text, str(path), 5, seed=len(text), files=files)
             handled, total = handled + h, total + n
     assert handled >= total // 5, f"the slice handled only {handled} of {total} project edits"
+
+
+def test_server_diagnostics_of_sliced_edits_match_a_fresh_server():
+    """The editor's path: a sliced result's diagnostics keep the old ones of the findings it
+    moved (lsp/convert.moved_diagnostics, `origin`) and make the others: each must equal what a
+    fresh server computes."""
+    from aoti_lsp import incremental
+    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+    from aoti_lsp.lsp.documents import Document
+    from aoti_lsp.lsp.server import AotiServer
+    from lsprotocol import types
+
+    def server():
+        ls = AotiServer()
+        ls.caps = ResolvedClientCapabilities(related_information=True)
+        return ls
+
+    text = _generated(120, 2500)
+    path = str(ROOT / "big_generated.py")  # never written: the document is the editor's
+    ls = server()
+    doc = Document(Path(path).as_uri(), path, text, 0)
+    ls.update_summary(doc.path, doc.source())
+    ls.diagnostics(doc)
+    rng, sliced, clean = random.Random(7), 0, text
+    for version in range(1, 41):
+        new = clean if text != clean else _edit(rng, text)
+        start, old_end, new_end = incremental.edit_span(text.encode(), new.encode())
+        a, b = doc.lines.position(start, "utf-16"), doc.lines.position(old_end, "utf-16")
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(*a), types.Position(*b)), text=new.encode()[start:new_end].decode())
+        doc.apply([change], version, "utf-16")
+        text = new
+        ls.update_summary(doc.path, doc.source())
+        items = ls.diagnostics(doc)
+        if ls.analysed.provisional(doc.uri):
+            ls.flush_summaries()
+            ls.verify_results()
+            items = ls.diagnostics(doc)
+        if not doc.source().tree.root_node.has_error:
+            clean = text
+        sliced += getattr(ls.result(doc), "sliced", None) is not None
+        fresh = server()
+        other = Document(doc.uri, path, text, version)
+        fresh.update_summary(other.path, other.source())
+        assert items == fresh.diagnostics(other), f"edit {version}: diagnostics differ from a fresh server's"
+    assert sliced >= 8, f"only {sliced} of 40 edits were sliced"

@@ -33,6 +33,7 @@ analysis.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
@@ -469,8 +470,8 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
                 return _no("new artifact outside the slice")
 
     shift = incremental.Shift(start, old_end, delta, new.count(b"\n", start, new_end) - old.count(b"\n", start, old_end))
-    findings = []
-    for f in entry.result.findings:
+    findings, origin = [], {}  # origin: id of a kept finding -> its index in the last result
+    for k, f in enumerate(entry.result.findings):
         c = _chunk(entry.starts, f.start)
         if c < 0 or f.start >= entry.ends[c]:
             return _no("not inside a statement")
@@ -480,7 +481,9 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             return _no("kept finding names the edit")
         if shift.lines and any(incremental.LINE_CITED.search(t) for t in (f.message, *(r.message for r in f.related))):
             return _no("lines moved under a cited line")
-        findings.append(incremental.shift_finding(f, shift))
+        g = _moved_for_rebuild(f, shift) if _lazy(f) else incremental.shift_finding(f, shift)
+        origin[id(g)] = k
+        findings.append(g)
     for f in part.findings:
         f = to_real.finding(f)
         if f is None:
@@ -493,6 +496,9 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     findings.sort(key=lambda f: f.sort_key())
     result = Result(findings, [], None)
     _rebuild_lazy(result, source, config, project)
+    # the editor's diagnostics of the kept findings can be moved, not made anew (lsp/convert.py)
+    result.moved = (entry.result, shift)
+    result.origin = [origin.get(id(f)) for f in findings]
 
     labels = list(entry.labels[:p]) + [frozenset()] * (n - q - p) + list(entry.labels[n - q:])
     for c in affected:
@@ -622,9 +628,30 @@ class _Graph:
         return out
 
 
+def _lazy(f) -> bool:
+    return isinstance(f.fix, LazyFix) or any(isinstance(a, LazyFix) for a in f.alternatives)
+
+
+def _moved_for_rebuild(f, shift):
+    """A copy of a kept finding with a lazy fix, moved by the edit; its lazy fixes are left for
+    _rebuild_lazy to replace (moving them first would allocate what is thrown away)."""
+    import copy
+
+    end = shift.old_end
+    g = copy.copy(f)
+    g.start, g.end = shift.at(f.start), shift.at(f.end)
+    g.related = [r if r.path is not None or r.end < end else dataclasses.replace(r, start=shift.at(r.start), end=shift.at(r.end))
+                 for r in f.related]
+    g.fix = f.fix if f.fix is None or isinstance(f.fix, LazyFix) else incremental.shift_fix(f.fix, shift)
+    g.alternatives = tuple(a if isinstance(a, LazyFix) else incremental.shift_fix(a, shift) for a in f.alternatives)
+    g.lazy_fresh = True
+    return g
+
+
 def _rebuild_lazy(result: Result, source: Source, config, project) -> None:
     """Every lazy fix builds its edits from a full analysis of this text, on first use: a plan
-    made on the blanked text, or on the text before the edit, may read what is no longer there."""
+    made on the blanked text, or on the text before the edit, may read what is no longer there.
+    Findings are replaced by copies, but those made fresh for this result (to_real, _moved_for_rebuild)."""
     full: list = []
 
     def findings():
@@ -648,9 +675,9 @@ def _rebuild_lazy(result: Result, source: Source, config, project) -> None:
     import copy
 
     for k, f in enumerate(result.findings):
-        if not isinstance(f.fix, LazyFix) and not any(isinstance(a, LazyFix) for a in f.alternatives):
+        if not _lazy(f):
             continue
-        g = copy.copy(f)
+        g = f if f.__dict__.pop("lazy_fresh", False) else copy.copy(f)
         if isinstance(f.fix, LazyFix):
             g.fix = rebuilt(f, f.fix, -1)
         g.alternatives = tuple(rebuilt(f, a, i) if isinstance(a, LazyFix) else a for i, a in enumerate(f.alternatives))
@@ -708,6 +735,8 @@ class _Map:
             fixes.append(dataclasses.replace(fix, edits=tuple(edits)))
         g = copy.copy(f)
         g.start, g.end, g.related, g.fix, g.alternatives = start, end, related, fixes[0], tuple(fixes[1:])
+        if _lazy(g):
+            g.lazy_fresh = True  # a copy of its own: _rebuild_lazy replaces its fixes in place
         return g
 
 

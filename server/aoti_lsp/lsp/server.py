@@ -155,7 +155,8 @@ class AotiServer(LanguageServer):
         moved = getattr(result, "moved", None)  # (the result it was moved from, the Shift): incremental.py
         if last is not None and moved is not None and moved[0] is last[0] and last[2] == self.encoding:
             items = moved_diagnostics(last[1], result.findings, moved[1], source,
-                                      lambda f: diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of))
+                                      lambda f: diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of),
+                                      getattr(result, "origin", None))
         else:
             items = [diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of) for f in result.findings]
         self._diagnostics[doc.uri] = (result, items, self.encoding)
