@@ -132,18 +132,26 @@ def _uri(path: str) -> str:
 
 
 # -- diagnostics of a result that incremental.py moved past an edit -------------------------------
-def moved_diagnostics(old: list[types.Diagnostic], findings: list[Finding], shift, source: Source, make) -> list:
+def moved_diagnostics(old: list[types.Diagnostic], findings: list[Finding], shift, source: Source, make,
+                      origin: list[int | None] | None = None) -> list:
     """The diagnostics of findings moved past an edit no rule saw: an old diagnostic is kept
     when all it names in this file is before the edit's lines, or after them (its lines then
-    moved by the lines the edit added); one that names a line the edit touched is made anew."""
-    if len(old) != len(findings):
-        return [make(f) for f in findings]
+    moved by the lines the edit added); one that names a line the edit touched is made anew.
+    `origin` (slice.py): per finding, the index of the old one it was moved from (None: new)."""
+    if origin is None:
+        if len(old) != len(findings):
+            return [make(f) for f in findings]
+        origin = range(len(findings))
     uri = _uri(source.path)
     data = source.data
     first = data.count(b"\n", 0, shift.start)  # the lines the edit spans, in the old text
     last = first + data.count(b"\n", shift.start, shift.old_end + shift.delta) - shift.lines
     out = []
-    for d, f in zip(old, findings):
+    for k, f in zip(origin, findings):
+        if k is None or k >= len(old):
+            out.append(make(f))
+            continue
+        d = old[k]
         lines = _lines_of(d, uri)
         if all(ln < first for ln in lines) or (shift.lines == 0 and not any(first <= ln <= last for ln in lines)):
             out.append(d)

@@ -14,6 +14,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from aoti_lsp import __version__, budget, incremental
+from aoti_lsp import slice as slice_mod
 from aoti_lsp import config as configmod
 from aoti_lsp.engine import Result, analyze
 from aoti_lsp import runner
@@ -85,6 +86,7 @@ class AotiServer(LanguageServer):
         # whose offsets only moved are stored at the next full analysis, or when typing settles
         self.analysed = incremental.Tracker()
         self.summarized = incremental.Tracker()
+        self.sliced = slice_mod.Slicer()
         self.stale: dict[str, Source] = {}  # path -> its text, when its stored summary's offsets are old
 
     # -- state ---------------------------------------------------------------------------
@@ -126,14 +128,22 @@ class AotiServer(LanguageServer):
         # own file's is never read: it has its own facts)
         self.flush_summaries(skip=os.path.abspath(doc.path))
         key = (doc.version, doc.revision, self.project.version, cfg)
+        if not doc.too_large:  # an edit inside a few statements: only what they touch (slice.py)
+            result = self.sliced.result(doc.uri, source, cfg, self.project)
+            if result is not None:
+                self.analysed.remember(doc.uri, source, cfg, result, self.project.version)
+                self._results[doc.uri] = (key, result)
+                return result
         result = guards.bounded(lambda: analyze(source, cfg, project=self.project), doc)
         for err in result.errors:
             self.window_log_message(types.LogMessageParams(types.MessageType.Error, err))
         self._results[doc.uri] = (key, result)
         if not result.skipped and not result.errors:
             self.analysed.remember(doc.uri, source, cfg, result, self.project.version)
+            self.sliced.remember(doc.uri, source, cfg, result, self.project)
         else:
             self.analysed.forget(doc.uri)
+            self.sliced.forget(doc.uri)
         return result
 
     def diagnostics(self, doc: Document) -> list[types.Diagnostic]:
@@ -150,7 +160,7 @@ class AotiServer(LanguageServer):
             return diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of)
 
         if last is not None and moved is not None and moved[0] is last[0] and last[2] == self.encoding:
-            items = moved_diagnostics(last[1], result.findings, moved[1], source, make)
+            items = moved_diagnostics(last[1], result.findings, moved[1], source, make, getattr(result, "origin", None))
         elif last is not None and last[2] == self.encoding and last[3] is not None:
             start, old_end, new_end = incremental.edit_span(last[3], source.data)
             shift = incremental.Shift(start, old_end, new_end - old_end,

@@ -1,0 +1,757 @@
+"""A keystroke inside AOTI code re-analyses only the top-level statements (chunks) whose findings
+can change, not the whole file.
+
+After an edit confined to a few chunks (the same number of chunks before and after, each
+parsed cleanly, binding the same module-level names), the chunks whose findings may change
+(`affected`) are:
+  - the edited ones, and every chunk whose *meaning* follows from them: it reads a name whose
+    reaching binder (the nearest binding before the read, back to an unconditional one; for a
+    read in a function body also the last binder; any `global` setter) is a changed chunk;
+  - the chunks one step away from a changed one in either direction (a compile whose loader
+    changed cites it and plans its migration over it);
+  - the chunks that share an artifact with a changed one (a compile and a load of the same path,
+    calls of the runner it returns: `labels_of`, from the facts of the analysis), before and after;
+  - chunks binding the same name as an edited one when that name could be a lazily set global
+    (facts follows a global only when every other binding of it is `None`);
+  - for AOTI201/AOTI202, the chunks of the same model (`j<key>` labels: the forward or compiled
+    function, the export calls naming it, their packages, the loads of those and the calls of
+    the loaded runners); module-level guards (`if x.numel() == 0: raise`) are always in the
+    slice and never sliced when edited (known_nonempty reads them for a later module-level call).
+The engine runs a rule on a file only when the file spells its tokens (Rule.wants/relevant):
+those gates are compared before and after the edit (only when a token overlaps it) and an
+edit that flips one is not sliced; the compact text gets the rules the whole text gets. Where
+AOTI301 runs (an env var written), an edit spelling a compile, load, CUDA use or import is not
+sliced: the rule reads those file-wide.
+The analysis runs on a *blanked* copy of the new text: every chunk outside the slice (affected
+chunks, what they read, transitively, and what reads them) is spaces but for its line breaks,
+so offsets, lines and columns are those of the file. Findings of affected chunks come from it;
+every other finding is the last one, moved by the edit. Lazy fixes are rebuilt from a full
+analysis of the text when (if ever) their edits are read. Anything outside these shapes: None,
+and the caller analyses the whole file. tests/test_slice.py compares each result with a full
+analysis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from bisect import bisect_left, bisect_right, insort
+from dataclasses import dataclass
+
+from aoti_lsp import incremental
+from aoti_lsp.engine import Context, Result, analyze
+from aoti_lsp.facts import MARK_DYNAMIC, SET_DEFAULT, SET_DTYPE
+from aoti_lsp.findings import LazyFix
+from aoti_lsp.source import Source
+
+FREE = re.compile(rb"(?<![\w.])[A-Za-z_]\w*")  # a name not after a dot (`self.runner`: not `runner`)
+NONE = re.compile(rb"([A-Za-z_]\w*)\s*=\s*None\b")
+DEFINITE = {"expression_statement", "import_statement", "import_from_statement", "function_definition",
+            "class_definition", "decorated_definition", "future_import_statement"}
+BLANK = bytes(b if b in b"\r\n" else 32 for b in range(256))
+# calls read file-wide, wherever they stand (devices.py: the default device and dtype, dynamic
+# dims): a chunk spelling one is always in the slice, and an edit of one is never sliced
+AMBIENT = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in (*SET_DEFAULT, *SET_DTYPE, *MARK_DYNAMIC)}))
+# AOTI201/AOTI202 (jagged.py) judge a forward by its model's exports, packages, loads and runner
+# calls: labels link those (_jagged_labels), and module-level guards are always in the slice.
+# An edit of an import is not sliced (AOTI301 cites every `import torch` from where an env var is set)
+JAGGED = ("AOTI201", "AOTI202")
+MAX_SLICE = 0.5  # of the chunks (of a file of more than 50): past that, a full analysis is as cheap
+
+
+@dataclass(frozen=True)
+class Piece:
+    """What one chunk means to the slice (position-free: cached by text)."""
+
+    binds: frozenset[str]
+    now: frozenset[str]  # names read when the module runs
+    later: frozenset[str]  # names read in function bodies (their own locals left out)
+    definite: bool  # binds its names whenever the module runs (not under if/for/try)
+    setters: frozenset[str]  # names bound under `global` in a function
+    nones: frozenset[str]  # names somewhere set to None
+    hub: bool = False  # `import torch`: no rule reads who uses the module (checked: no finding in it)
+    ambient: bool = False  # spells a call read file-wide (AMBIENT)
+
+
+_PIECES: dict[tuple, Piece] = {}
+
+
+def piece_of(data: bytes, node, info: incremental.Info, tokens) -> Piece:
+    text = data[node.start_byte:node.end_byte]
+    key = (text, node.type, info, tokens)
+    found = _PIECES.get(key)
+    if found is None:
+        if len(_PIECES) > 50_000:
+            _PIECES.clear()
+        found = _PIECES[key] = _piece(text, node, info, tokens)
+    return found
+
+
+def _piece(text: bytes, node, info: incremental.Info, tokens) -> Piece:
+    later: set[str] = set()
+    now: set[str] = set()
+    funcs = []  # byte ranges of function bodies, relative to the chunk
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("function_definition", "lambda"):
+            body = n.child_by_field_name("body")
+            if body is not None:
+                funcs.append((body.start_byte - node.start_byte, body.end_byte - node.start_byte))
+                continue
+        stack.extend(n.named_children)
+    for m in FREE.finditer(text):
+        inside = any(s <= m.start() < e for s, e in funcs)
+        (later if inside else now).add(m.group().decode())
+    # a function's own locals are not module names (Info.reads already drops them)
+    later &= info.reads
+    setters = set()
+    for m in incremental.GLOBAL.finditer(text):
+        setters.update(n.strip() for n in m.group(1).decode().split(",") if n.strip())
+    definite = node.type in DEFINITE and not setters
+    hub = node.type == "import_statement" and not any(t in text for t in tokens) and b"*" not in text
+    return Piece(info.binds, frozenset(now), frozenset(later), definite, frozenset(setters),
+                 frozenset(m.group(1).decode() for m in NONE.finditer(text)), hub, any(a in text for a in AMBIENT))
+
+
+class Entry:
+    """The last analysed text of one file and what the slice needs of it."""
+
+    def __init__(self, source: Source, config, result: Result, others, project):
+        self.source, self.config, self.result, self.others, self.project = source, config, result, others, project
+        self.starts: list[int] | None = None
+        self.ends: list[int] = []
+        self.infos: list = []
+        self.pieces: list[Piece] = []
+        self.labels: list[frozenset[str]] = []
+        self.graph: _Graph | None = None
+        self.gates: tuple[bool, ...] = ()
+        self.guards: frozenset[int] = frozenset()
+
+    def build(self, tokens) -> bool:
+        root = self.source.tree.root_node
+        if root.has_error:
+            return False
+        data = self.source.data
+        children = root.named_children
+        self.starts = [c.start_byte for c in children]
+        self.ends = [c.end_byte for c in children]
+        self.infos = [incremental.info_of(data, c, tokens) for c in children]
+        self.pieces = [piece_of(data, c, i, tokens) for c, i in zip(children, self.infos)]
+        ctx = self.source.context
+        if ctx is None or ctx.config != self.config:
+            ctx = Context(self.source, self.config, self.project)
+        self.gates = gates_of(self.source, self.config, self.project)
+        jagged = _jagged_on(self.gates, self.config, self.source.path)
+        self.labels = labels_of(ctx, self.starts, range(len(children)), jagged)
+        self.guards = frozenset(i for i, c in enumerate(children) if jagged and _module_guard(data, c))
+        return True
+
+
+def _chunk(starts: list[int], at: int) -> int:
+    return bisect_right(starts, at) - 1
+
+
+def labels_of(ctx, starts: list[int], wanted, jagged: bool = False) -> list[frozenset[str]]:
+    """Per chunk (of those `wanted`, others empty): the artifacts its sites touch, as labels
+    (`k<path>`: a compile or load of that path, or a call of what it loads; `c<i>`: the value a
+    compile in chunk i returns, loaded or called here; with `jagged`, `j<key>`: _jagged_labels)."""
+    facts = ctx.facts
+    out: dict[int, set[str]] = {}
+
+    def add(at: int, label: str) -> None:
+        out.setdefault(_chunk(starts, at), set()).add(label)
+
+    def key(site) -> str | None:
+        if site.path_node is None:
+            return None
+        return facts.resolve_key(facts.path_key(site.path_node, site.call.start_byte)) or "?"
+
+    for site in facts.compiles:
+        ci = _chunk(starts, site.call.start_byte)
+        own = f"c{ci}"
+        add(site.call.start_byte, own)
+        k = key(site)
+        if k:
+            add(site.call.start_byte, "k" + k)
+        for load in facts.loads_of_value(site.call):
+            add(load.call.start_byte, own)
+            for call in facts.runner_calls(load):
+                add(call.start_byte, own)
+    for load in facts.loads:
+        k = key(load)
+        labels = {"k" + k} if k else set()
+        labels.add(f"l{_chunk(starts, load.call.start_byte)}")
+        for at in [load.call.start_byte] + [c.start_byte for c in facts.runner_calls(load)]:
+            for label in labels:
+                add(at, label)
+    if jagged:
+        _jagged_labels(ctx, add)
+    wanted = set(wanted)
+    return [frozenset(out.get(i, ())) if i in wanted else frozenset() for i in range(len(starts))]
+
+
+def _jagged_labels(ctx, add) -> None:
+    """AOTI201/AOTI202 (jagged.py) judge a forward (or a compiled function) by what the file does
+    with its model: the export calls naming its class, the packages of those exports, the loads
+    of those packages and the calls of the loaded runners (their arguments and guards). Every
+    one of those sites, and the function itself, gets the label `j<key>` (the key: the class or
+    function name, as jagged.Model finds it)."""
+    from aoti_lsp.jagged import COMPILERS, Model, summary_owner, unparen
+
+    model = Model(ctx, summary_owner(ctx.config) or "AOTI201")
+    for target in model.targets():
+        add(target.func.start_byte, "j" + target.key)
+    for call, _, key in model.export_calls:
+        add(call.start_byte, "j" + key)
+    for call, key, _ in model.packages:
+        add(call.start_byte, "j" + key)
+    for load, key in model._loads:
+        add(load.start_byte, "j" + key)
+        for call in model._calls_of_runner(load):
+            add(call.start_byte, "j" + key)
+    for call, _ in ctx.calls_to(COMPILERS | {"torch._export.aot_compile"}):  # a function compiled by name
+        args = call.child_by_field_name("arguments")
+        first = args.named_children[0] if args is not None and args.named_children else None
+        if first is not None and unparen(first).type == "identifier":
+            add(call.start_byte, "j" + unparen(first).text.decode())
+
+
+def _rules(config, path) -> tuple:
+    from aoti_lsp.rules import all_rules
+
+    return tuple(r for r in all_rules() if config.enabled(r.code, path))
+
+
+def gates_of(source: Source, config, project) -> tuple[bool, ...]:
+    """Per enabled rule: whether the engine runs it on this text (its file-wide token gates)."""
+    return tuple(r.wants(source, config) and r.relevant(source, project) for r in _rules(config, source.path))
+
+
+_GATE_TOKENS: dict = {}
+
+
+def _gate_tokens(config, path) -> tuple[bytes, ...]:
+    key = (config, path)
+    found = _GATE_TOKENS.get(key)
+    if found is None:
+        words = {"class "}  # AOTI202.relevant: `class Name` of a class another file exports
+        for r in _rules(config, path):
+            words.update(r.requires_any, r.triggers_for(config), r.summary_triggers or ())
+        if len(_GATE_TOKENS) > 64:
+            _GATE_TOKENS.clear()
+        found = _GATE_TOKENS[key] = tuple(sorted(w.encode() for w in words if w))
+    return found
+
+
+def _gate_may_flip(old: bytes, new: bytes, start: int, old_end: int, new_end: int, tokens) -> bool:
+    """Whether some token may be spelt in one text and not the other: one of them overlaps the edit."""
+    reach = max(map(len, tokens), default=1) - 1
+    before = old[max(0, start - reach):old_end + reach]
+    after = new[max(0, start - reach):new_end + reach]
+    return any(t in before or t in after for t in tokens)
+
+
+def _jagged_on(gates, config, path) -> bool:
+    return any(g for r, g in zip(_rules(config, path), gates) if r.code in JAGGED)
+
+
+GUARD_WORDS = (b"numel", b"nelement", b"shape", b"size", b"len(", b"sum")
+
+
+def _module_guard(data: bytes, node) -> bool:
+    """A top-level statement that tells the module's later statements an input is non-empty
+    (`if x.numel() == 0: raise`, `assert len(x)`, `torch._check(...)`): jagged.known_nonempty
+    reads it for a call of a package at module level, in another statement."""
+    from aoti_lsp.jagged import _statement_facts
+
+    if node.type not in ("if_statement", "assert_statement", "expression_statement"):
+        return False
+    text = data[node.start_byte:node.end_byte]
+    return any(w in text for w in GUARD_WORDS) and bool(_statement_facts(node))
+
+
+# AOTI301 judges an environment variable's write by the file's compiles, loads and CUDA uses
+# anywhere: an edit spelling one of those is not sliced where the rule runs
+ENV_READS = (b"compile", b"load", b"optimize", b"cuda", b"import")
+
+
+class Slicer:
+    """Per file (key): the last analysed text, for the next keystroke's slice."""
+
+    def __init__(self):
+        self._last: dict[str, Entry] = {}
+
+    def remember(self, key: str, source: Source, config, result: Result, project) -> None:
+        last = self._last.get(key)
+        if source.tree.root_node.has_error and last is not None and last.config == config \
+                and last.others == _others(project, source.path):
+            return  # a text with a syntax error cannot be sliced from: keep the last clean one
+        self._last[key] = Entry(source, config, result, _others(project, source.path), project)
+
+    def forget(self, key: str) -> None:
+        self._last.pop(key, None)
+
+    def result(self, key: str, source: Source, config, project) -> Result | None:
+        entry = self._last.get(key)
+        if entry is None or entry.config != config or entry.others != _others(project, source.path):
+            return None
+        try:
+            got = slice_result(entry, source, config, project)
+        except RecursionError:
+            got = None
+        if got is None:
+            entry.graph = None  # it may hold the refused text's reads: rebuilt when next needed
+        if got is None and entry.starts is None:
+            self.forget(key)  # its own text cannot be sliced from
+        return got
+
+
+def _others(project, path) -> tuple:
+    """What the analysis reads of the project besides this file's own summary: others' summaries."""
+    if project is None:
+        return ()
+    import os
+
+    here = os.path.abspath(path)
+    return tuple(sorted((p, id(s)) for p, s in project.summaries.items() if os.path.abspath(p) != here)) + (project.root,)
+
+
+WHY: dict[str, int] = {}  # why slices were refused, for tests and measurements
+
+
+def _no(reason: str) -> None:
+    WHY[reason] = WHY.get(reason, 0) + 1
+    return None
+
+
+def slice_result(entry: Entry, source: Source, config, project) -> Result | None:
+    """The findings of `source` (the entry's text after an edit), or None: then analyse it all.
+    On success the entry becomes `source`'s."""
+    tokens = incremental.anchor_tokens(config)
+    if entry.starts is None and not entry.build(tokens):
+        return _no("old text has a syntax error")
+    old, new = entry.source.data, source.data
+    if old == new:
+        return entry.result
+    if b"\r" in new or source.tree.root_node.has_error:
+        return _no("syntax error (or CR)")
+    start, old_end, new_end = incremental.edit_span(old, new)
+    delta = new_end - old_end
+    gates = entry.gates
+    if _gate_may_flip(old, new, start, old_end, new_end, _gate_tokens(config, source.path)):
+        gates = gates_of(source, config, project)
+        if gates != entry.gates:
+            return _no("a rule's file-wide gate flips")
+    rules = tuple(r for r, g in zip(_rules(config, source.path), gates) if g)
+    jagged = _jagged_on(gates, config, source.path)
+    env = any(r.code == "AOTI301" for r in rules)
+    n = len(entry.starts)
+    p = bisect_left(entry.ends, start)
+    q = n - bisect_right(entry.starts, old_end)
+    if p >= n - q:
+        return _no("between statements: a new statement or blank lin")
+    lo = entry.starts[p]
+    hi = entry.ends[n - q - 1] + delta
+    got = incremental._file_chunks(source.tree, new, _State(entry), p, q, delta)
+    if got is None or got[1:] != (p, q) or len(got[0]) != n - q - p:
+        return _no("statement count changed")
+    made = got[0]
+    children = source.tree.root_node.named_children
+    edited = range(p, n - q)
+    new_infos = [i for _, _, i in made]
+    new_pieces = [piece_of(new, children[i], info, tokens) for i, info in zip(edited, new_infos)]
+    for i in edited:
+        before, after = old[entry.starts[i]:entry.ends[i]], new[children[i].start_byte:children[i].end_byte]
+        if children[i].type in ("import_statement", "import_from_statement", "future_import_statement"):
+            return _no("edit of an import")
+        if env and (_spells(before, ENV_READS) or _spells(after, ENV_READS)):
+            return _no("edit of what AOTI301 reads file-wide")
+        if jagged and (i in entry.guards or _module_guard(new, children[i])):
+            return _no("edit of a module-level guard (jagged)")
+    for i, piece in zip(edited, new_pieces):
+        old_piece = entry.pieces[i]
+        if piece.binds != old_piece.binds or piece.setters != old_piece.setters or piece.definite != old_piece.definite:
+            return _no("binds changed")
+        if piece.ambient or old_piece.ambient:
+            return _no("edit of a file-wide call")
+        if not new_infos[i - p].sound or not entry.infos[i].sound:
+            return _no("edited statement unsound")
+    starts = entry.starts[:p] + [s for s, _, _ in made] + [s + delta for s in entry.starts[n - q:]]
+    ends = entry.ends[:p] + [e for _, e, _ in made] + [e + delta for e in entry.ends[n - q:]]
+    pieces = entry.pieces[:p] + new_pieces + entry.pieces[n - q:]
+    infos = entry.infos[:p] + new_infos + entry.infos[n - q:]
+    if lo != starts[p] or hi != ends[n - q - 1]:
+        return _no("edit at a statement edge")
+
+    graph = entry.graph if entry.graph is not None else _Graph(entry.pieces)
+    graph.replace(edited, entry.pieces, pieces)
+    changed = graph.forward(set(edited))
+    affected = set(changed)
+    for c in changed:
+        affected |= graph.binders_of(c) | graph.readers_of(c)
+    for i in edited:  # what they read before the edit (an import no longer used now has a finding)
+        affected |= graph.binders_of(i, entry.pieces[i])
+    for i in edited:  # a lazily set global: other bindings of the name decide whether it is followed
+        for name in pieces[i].binds | pieces[i].setters:
+            others = [j for j in graph.binders.get(name, ()) if j not in edited]
+            if len([j for j in others if name not in pieces[j].nones and name not in pieces[j].setters]) < 2:
+                affected.update(others)
+    by_label: dict[str, set[int]] = {}
+    for j, labels in enumerate(entry.labels):
+        for label in labels:
+            by_label.setdefault(label, set()).add(j)
+    for c in list(changed):
+        for label in entry.labels[c]:
+            affected |= by_label[label]
+    if len(affected) > MAX_SLICE * n > 25:
+        return _no("too many affected")
+    # what the affected chunks' analysis reads: binders (transitively), readers, artifact mates
+    kept = set(affected)
+    found_in = {_chunk(entry.starts, f.start) for f in entry.result.findings}
+    for c in affected:
+        if c in changed or not pieces[c].hub or c in found_in:
+            kept |= graph.readers_of(c)
+        for label in entry.labels[c]:
+            kept |= by_label[label]
+    ambient = [j for j, piece in enumerate(pieces) if piece.ambient]
+    for i in edited:  # an alias of a file-wide call, read or no longer read
+        if any(j in ambient for j in graph.binders_of(i) | graph.binders_of(i, entry.pieces[i])):
+            return _no("edit of a file-wide call")
+    imports = [j for j, c in enumerate(children) if c.type in ("import_statement", "import_from_statement")]
+    kept = graph.backward(kept | set(ambient) | set(imports) | set(entry.guards))
+    if len(kept) > MAX_SLICE * n > 25:
+        return _no("slice too large")
+
+    # the blanked text: chunks outside the slice are spaces; a chunk sharing a line with a kept
+    # one is kept too (a trailing `# noqa`, `a = 1; b = 2`)
+    for j in sorted(kept):
+        k = j - 1
+        while k >= 0 and k not in kept and b"\n" not in new[ends[k]:starts[k + 1]]:
+            kept.add(k)
+            k -= 1
+        k = j + 1
+        while k < n and k not in kept and b"\n" not in new[ends[k - 1]:starts[k]]:
+            kept.add(k)
+            k += 1
+    if not all(infos[j].sound for j in kept):
+        return _no("a statement not starting its line: the compact t")
+    # the compact text: the kept chunks where they stand, only the line breaks of the others
+    # (lines and columns stay; offsets are mapped back through `segments`); parsing the blanked
+    # file instead costs ~100 ms for 500 KB of spaces
+    parts, segments, at, size = [], [], 0, 0
+    for j in sorted(kept):
+        gap = b"\n" * new.count(b"\n", at, starts[j])
+        parts += [gap, new[starts[j]:ends[j]]]
+        size += len(gap)
+        segments.append((size, starts[j], ends[j] - starts[j]))
+        size += ends[j] - starts[j]
+        at = ends[j]
+    parts.append(b"\n" * new.count(b"\n", at))
+    blank = _Compact(b"".join(parts), source.path)
+    if blank.tree.root_node.has_error:
+        return _no("compact text has an error")
+    blank.context = Context(blank, config, project)
+    part = analyze(blank, config, rules=rules, project=project)  # the rules the whole text gets
+    if part.errors or part.skipped:
+        return _no("rule error or budget")
+    to_real = _Map(segments)
+
+    # the affected chunks' artifacts after the edit must be ones the slice already held
+    compact_starts = [to_real.back(starts[j]) if j in kept else -1 for j in range(n)]
+    new_labels = _labels_mapped(blank.context, starts, compact_starts, kept, affected, jagged)
+    if new_labels is None:
+        return _no("labels")
+    for c in affected:
+        for label in new_labels[c] - entry.labels[c]:
+            if label[0] in "cl":
+                continue  # the chunk's own compile or load, numbered by chunk: mates found through k
+            if not by_label.get(label, set()) <= affected:
+                return _no("new artifact outside the slice")
+
+    shift = incremental.Shift(start, old_end, delta, new.count(b"\n", start, new_end) - old.count(b"\n", start, old_end))
+    findings, origin = [], {}  # origin: id of a kept finding -> its index in the last result
+    for k, f in enumerate(entry.result.findings):
+        c = _chunk(entry.starts, f.start)
+        if c < 0 or f.start >= entry.ends[c]:
+            return _no("not inside a statement")
+        if c in affected:
+            continue
+        if _touches(f, start, old_end):
+            return _no("kept finding names the edit")
+        if shift.lines and any(incremental.LINE_CITED.search(t) for t in (f.message, *(r.message for r in f.related))):
+            return _no("lines moved under a cited line")
+        g = _moved_for_rebuild(f, shift) if _lazy(f) else incremental.shift_finding(f, shift)
+        origin[id(g)] = k
+        findings.append(g)
+    for f in part.findings:
+        f = to_real.finding(f)
+        if f is None:
+            return _no("finding outside kept chunks")
+        c = _chunk(starts, f.start)
+        if c < 0 or f.start >= ends[c]:
+            return _no("finding outside a statement")
+        if c in affected:
+            findings.append(f)
+    findings.sort(key=lambda f: f.sort_key())
+    result = Result(findings, [], None)
+    _rebuild_lazy(result, source, config, project)
+    # the editor's diagnostics of the kept findings can be moved, not made anew (lsp/convert.py)
+    result.moved = (entry.result, shift)
+    result.origin = [origin.get(id(f)) for f in findings]
+
+    labels = list(entry.labels[:p]) + [frozenset()] * (n - q - p) + list(entry.labels[n - q:])
+    for c in affected:
+        labels[c] = new_labels[c]
+    kept_source = Source(new, source.path, tree=source.tree.copy())
+    entry.source, entry.result = kept_source, result
+    entry.starts, entry.ends, entry.infos, entry.pieces, entry.labels = starts, ends, infos, pieces, labels
+    entry.graph, entry.gates = graph, gates
+    result.sliced = (len(affected), len(kept), n)
+    return result
+
+
+def _spells(text: bytes, words) -> bool:
+    return any(w in text for w in words)
+
+
+class _Compact(Source):
+    """The compact text: the engine's token gates were decided on the whole text (the rules
+    passed to analyze), so every token counts as spelt."""
+
+    def has(self, token: str) -> bool:
+        return True
+
+
+class _State:
+    """The part of incremental.State that _file_chunks reads."""
+
+    def __init__(self, entry: Entry):
+        self.starts, self.ends = entry.starts, entry.ends
+        self.tokens = incremental.anchor_tokens(entry.config)
+
+
+def _touches(f, start: int, end: int) -> bool:
+    """Whether a kept finding names a place inside the edited text."""
+    spots = [(f.start, f.end)] + [(r.start, r.end) for r in f.related if r.path is None]
+    for fix in (f.fix, *f.alternatives):
+        if fix is not None and not isinstance(fix, LazyFix):
+            spots += [(e.start, e.end) for e in fix.edits if e.path is None]
+    return any(s < end and e > start or start <= s < end for s, e in spots)
+
+
+class _Graph:
+    """Module-level names between chunks: who binds, who reads (now, or later in a function)."""
+
+    def __init__(self, pieces: list[Piece]):
+        self.pieces = pieces
+        self.binders: dict[str, list[int]] = {}
+        self.now: dict[str, list[int]] = {}
+        self.later: dict[str, list[int]] = {}
+        for i, piece in enumerate(pieces):
+            for name in piece.binds | piece.setters:
+                self.binders.setdefault(name, []).append(i)
+            for name in piece.now:
+                self.now.setdefault(name, []).append(i)
+            for name in piece.later:
+                self.later.setdefault(name, []).append(i)
+
+    def replace(self, edited, old: list[Piece], new: list[Piece]) -> None:
+        """The edited chunks' reads as they are now (their bindings are the same)."""
+        self.pieces = new
+        for i in edited:
+            for names, table in ((old[i].now - new[i].now, self.now), (old[i].later - new[i].later, self.later)):
+                for name in names:
+                    table[name].remove(i)
+            for names, table in ((new[i].now - old[i].now, self.now), (new[i].later - old[i].later, self.later)):
+                for name in names:
+                    insort(table.setdefault(name, []), i)
+
+    def reaching(self, name: str, i: int, later: bool) -> set[int]:
+        """The chunks whose binding of `name` a read in chunk i may see."""
+        binders = self.binders.get(name, [])
+        out = {j for j in binders if name in self.pieces[j].setters}
+        k = bisect_right(binders, i) - 1
+        while k >= 0:
+            j = binders[k]
+            out.add(j)
+            if j < i and self.pieces[j].definite:
+                break
+            k -= 1
+        if binders and (later or k < 0):
+            out.add(binders[-1])
+        if later or k < 0:  # a use before any binding (a function called later, a name unbound yet)
+            out.update(j for j in binders if j > i)
+        return out
+
+    def binders_of(self, i: int, piece: Piece | None = None) -> set[int]:
+        piece = piece or self.pieces[i]
+        out: set[int] = set()
+        for name in piece.now:
+            if name in self.binders:
+                out |= self.reaching(name, i, False)
+        for name in piece.later:
+            if name in self.binders:
+                out |= self.reaching(name, i, True)
+        out.discard(i)
+        return out
+
+    def readers_of(self, j: int) -> set[int]:
+        piece = self.pieces[j]
+        out: set[int] = set()
+        for name in piece.binds | piece.setters:
+            for i in self.now.get(name, ()):
+                if i != j and j in self.reaching(name, i, False):
+                    out.add(i)
+            for i in self.later.get(name, ()):
+                if i != j and j in self.reaching(name, i, True):
+                    out.add(i)
+        return out
+
+    def forward(self, start: set[int]) -> set[int]:
+        """`start` and every chunk whose meaning follows from them (readers, transitively)."""
+        out, todo = set(start), list(start)
+        while todo:
+            for i in self.readers_of(todo.pop()):
+                if i not in out:
+                    out.add(i)
+                    todo.append(i)
+        return out
+
+    def backward(self, start: set[int]) -> set[int]:
+        out, todo = set(start), list(start)
+        while todo:
+            for j in self.binders_of(todo.pop()):
+                if j not in out:
+                    out.add(j)
+                    todo.append(j)
+        return out
+
+
+def _lazy(f) -> bool:
+    return isinstance(f.fix, LazyFix) or any(isinstance(a, LazyFix) for a in f.alternatives)
+
+
+def _moved_for_rebuild(f, shift):
+    """A copy of a kept finding with a lazy fix, moved by the edit; its lazy fixes are left for
+    _rebuild_lazy to replace (moving them first would allocate what is thrown away)."""
+    import copy
+
+    end = shift.old_end
+    g = copy.copy(f)
+    g.start, g.end = shift.at(f.start), shift.at(f.end)
+    g.related = [r if r.path is not None or r.end < end else dataclasses.replace(r, start=shift.at(r.start), end=shift.at(r.end))
+                 for r in f.related]
+    g.fix = f.fix if f.fix is None or isinstance(f.fix, LazyFix) else incremental.shift_fix(f.fix, shift)
+    g.alternatives = tuple(a if isinstance(a, LazyFix) else incremental.shift_fix(a, shift) for a in f.alternatives)
+    g.lazy_fresh = True
+    return g
+
+
+def _rebuild_lazy(result: Result, source: Source, config, project) -> None:
+    """Every lazy fix builds its edits from a full analysis of this text, on first use: a plan
+    made on the blanked text, or on the text before the edit, may read what is no longer there.
+    Findings are replaced by copies, but those made fresh for this result (to_real, _moved_for_rebuild)."""
+    full: list = []
+
+    def findings():
+        if not full:
+            full.append(analyze(Source(source.data, source.path), config, project=project).findings)
+        return full[0]
+
+    def rebuilt(f, fix, alt: int):
+        def build():
+            for g in findings():
+                if (g.code, g.start, g.end) == (f.code, f.start, f.end):
+                    other = g.fix if alt < 0 else (g.alternatives[alt] if alt < len(g.alternatives) else None)
+                    if other is not None and other.title == fix.title:
+                        edits = other.edits
+                        if getattr(other, "failed", None):
+                            raise RuntimeError(other.failed)  # failed there: fails here too
+                        return edits
+            raise LookupError(f"no fix '{fix.title}' at {f.start} in a full analysis")
+        return LazyFix(fix.title, fix.applicability, build, fix.other_files, fix.snippet, fix.basis)
+
+    import copy
+
+    for k, f in enumerate(result.findings):
+        if not _lazy(f):
+            continue
+        g = f if f.__dict__.pop("lazy_fresh", False) else copy.copy(f)
+        if isinstance(f.fix, LazyFix):
+            g.fix = rebuilt(f, f.fix, -1)
+        g.alternatives = tuple(rebuilt(f, a, i) if isinstance(a, LazyFix) else a for i, a in enumerate(f.alternatives))
+        result.findings[k] = g
+
+
+class _Map:
+    """Offsets of the compact text -> the file's: (compact start, file start, length) per kept chunk."""
+
+    def __init__(self, segments):
+        self.segments = segments
+        self.cstarts = [c for c, _, _ in segments]
+        self.rstarts = [r for _, r, _ in segments]
+
+    def at(self, offset: int) -> int | None:
+        k = bisect_right(self.cstarts, offset) - 1
+        if k < 0:
+            return None
+        c, r, length = self.segments[k]
+        return r + offset - c if offset <= c + length else None
+
+    def back(self, offset: int) -> int:
+        k = bisect_right(self.rstarts, offset) - 1
+        c, r, _ = self.segments[k]
+        return c + offset - r
+
+    def finding(self, f):
+        import copy
+        import dataclasses
+
+        start, end = self.at(f.start), self.at(f.end)
+        if start is None or end is None:
+            return None
+        related = []
+        for r in f.related:
+            if r.path is None:
+                a, b = self.at(r.start), self.at(r.end)
+                if a is None or b is None:
+                    return None
+                r = dataclasses.replace(r, start=a, end=b)
+            related.append(r)
+        fixes = []
+        for fix in (f.fix, *f.alternatives):
+            if fix is None or isinstance(fix, LazyFix):
+                fixes.append(fix)  # rebuilt from a full analysis (_rebuild_lazy)
+                continue
+            edits = []
+            for e in fix.edits:
+                if e.path is None:
+                    a, b = self.at(e.start), self.at(e.end)
+                    if a is None or b is None:
+                        return None
+                    e = dataclasses.replace(e, start=a, end=b)
+                edits.append(e)
+            fixes.append(dataclasses.replace(fix, edits=tuple(edits)))
+        g = copy.copy(f)
+        g.start, g.end, g.related, g.fix, g.alternatives = start, end, related, fixes[0], tuple(fixes[1:])
+        if _lazy(g):
+            g.lazy_fresh = True  # a copy of its own: _rebuild_lazy replaces its fixes in place
+        return g
+
+
+def _labels_mapped(ctx, starts, compact_starts, kept, wanted, jagged):
+    """labels_of on the compact text, for chunks numbered as in the file."""
+    order = sorted(kept)
+    local = labels_of(ctx, [compact_starts[j] for j in order], range(len(order)), jagged)
+    out = [frozenset()] * len(starts)
+    for k, j in enumerate(order):
+        if j in wanted:
+            out[j] = frozenset(_renumber(label, order) for label in local[k])
+    return out
+
+
+def _renumber(label: str, order) -> str:
+    if label[0] in "cl" and label[1:].isdigit():
+        return label[0] + str(order[int(label[1:])])
+    return label

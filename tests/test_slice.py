@@ -1,0 +1,207 @@
+"""slice.py: an edit inside AOTI code re-analyses a slice of the file; the result must equal a
+full analysis of the new text, field by field (lazy fixes' edits built), or be None.
+
+Random edits inside the statements that hold AOTI code (of the generated benchmark file, of the
+rule fixtures and the cross-file projects), each compared with a fresh full analysis. The edits
+the slice handled are counted: the tests fail if too few were (they would prove nothing).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import re
+from pathlib import Path
+
+from aoti_lsp import slice as slice_mod
+from aoti_lsp.config import Config
+from aoti_lsp.engine import analyze
+from aoti_lsp.project import Project, summarize
+from aoti_lsp.source import Source
+
+ROOT = Path(__file__).resolve().parents[1]
+AOTI_LINE = re.compile(r"aot|torch\.|runner|export|forward|lengths|package|\.pt2|\.so\b")
+TYPED = ["x", " ", "0", "_", "(", ")", '"', "'", ",", "runner", "cuda", "'cpu'", ", device='cuda'", "ep", "1",
+         ".to('cuda')", "lengths", "m158"]
+
+
+def _generated(sites: int, lines: int) -> str:
+    spec = importlib.util.spec_from_file_location("aoti_bench", ROOT / "scripts" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench.generate(sites, lines)[0]
+
+
+def _view(result) -> list:
+    def fix(f):
+        if f is None:
+            return None
+        return (f.title, f.applicability, tuple(f.edits), tuple(sorted(f.other_files)), bool(getattr(f, "failed", None)))
+    return [(f.code, f.message, f.start, f.end, tuple(f.related), fix(f.fix), tuple(map(fix, f.alternatives)))
+            for f in result.findings]
+
+
+def _edit(rng: random.Random, text: str) -> str:
+    """An edit inside a line of AOTI code (past its indentation)."""
+    lines = text.split("\n")
+    candidates = [i for i, line in enumerate(lines) if AOTI_LINE.search(line)] or range(len(lines))
+    i = rng.choice(candidates)
+    offset = sum(len(line) + 1 for line in lines[:i])
+    line = lines[i]
+    indent = len(line) - len(line.lstrip())
+    at = offset + rng.randint(indent, len(line))
+    if rng.random() < 0.3 and at < offset + len(line):
+        return text[:at] + text[at + rng.randint(1, 3):]
+    return text[:at] + rng.choice(TYPED) + text[at:]
+
+
+def _project(path: str, files: list[Path], config: Config) -> Project | None:
+    if not files:
+        return None
+    project = Project(root=str(files[0].parent if len(files) == 1 else ROOT))
+    for f in files:
+        if str(f) != path:
+            project.update(str(f), summarize(Source(f.read_bytes(), str(f)), config))
+    return project
+
+
+def _walk(text: str, path: str, steps: int, seed: int, files: list[Path] = (), edits=None,
+          log: list | None = None) -> tuple[int, int]:
+    """(edits the slice handled, edits) along one random walk; every handled one checked.
+    `log` gets, per edit, whether the slice handled it."""
+    config, rng = Config(), random.Random(seed)
+    project = _project(path, list(files), config)
+    slicer = slice_mod.Slicer()
+
+    def full_of(t: str):
+        src = Source(t.encode(), path)
+        if project is not None:
+            project.update(path, summarize(src, config))
+        return src, analyze(src, config, project=project)
+
+    source, result = full_of(text)
+    slicer.remember(path, source, config, result, project)
+    handled = 0
+    walk = edits if edits is not None else (None,) * steps
+    clean = text
+    for step in walk:
+        if step is not None:
+            text = step(text)
+        elif text != clean:
+            text = clean  # a syntax error typed: the next edit undoes it (the walk stays in valid code)
+        else:
+            text = _edit(rng, text)
+        source, full = full_of(text)
+        if not source.tree.root_node.has_error:
+            clean = text
+        got = slicer.result(path, Source(text.encode(), path), config, project)
+        if log is not None:
+            log.append(got is not None)
+        if got is None:
+            slicer.remember(path, source, config, full, project)
+            continue
+        handled += 1
+        assert _view(got) == _view(full), f"the slice differs from a full analysis ({path}, {got.sliced})"
+    return handled, len(walk)
+
+
+def test_bench_spot_edits():
+    """The benchmark's keystroke in AOTI code: `x` before `self.runner = ...` in Scorer159, and
+    after the closing paren (a syntax error: a full analysis, unless the slice handles it)."""
+    text = _generated(1100, 20_000)
+    spot = text.index('self.runner = torch._inductor.aoti_load_package("artifacts/m158.pt2"')
+    end = text.index("\n", spot)
+    steps = [lambda t: t[:spot] + "x" + t[spot:], lambda t: t[:spot] + t[spot + 1:],
+             lambda t: t[:end] + "x" + t[end:], lambda t: t[:end] + t[end + 1:]]
+    log: list[bool] = []
+    _walk(text, "bench.py", 0, 0, edits=steps, log=log)
+    # the statement spells `load_package` (AOTI201/AOTI202's jagged.Model reads it): the
+    # slice links it to the model it loads (slice._jagged_labels). The syntax error is not sliced
+    assert log[:2] == [True, True], f"the bench spot's keystroke was not sliced: {log}"
+
+
+def test_generated_file_random_aoti_edits():
+    handled, n = _walk(_generated(120, 3000), "big.py", 80, seed=5)
+    assert handled >= 15, f"the slice handled only {handled} of {n} edits: the test proves little"
+
+
+def test_fixture_random_aoti_edits():
+    handled = total = 0
+    for path in sorted((ROOT / "tests" / "fixtures").rglob("*.py")):
+        text = path.read_text("utf-8")
+        if not AOTI_LINE.search(text):
+            continue
+        h, n = _walk(text, str(path), 6, seed=len(text))
+        handled, total = handled + h, total + n
+    assert handled >= total // 5, f"the slice handled only {handled} of {total} fixture edits"
+
+
+def test_jagged_random_edits():
+    """Longer walks in the fixtures of AOTI201/AOTI202, whose findings read exports, packages,
+    loads and runner calls across statements (slice._jagged_labels)."""
+    handled = total = 0
+    for path in sorted((ROOT / "tests" / "fixtures").glob("AOTI20[12]/**/*.py")):
+        text = path.read_text("utf-8")
+        for seed in range(2):
+            h, n = _walk(text, str(path), 30, seed=len(text) + seed)
+            handled, total = handled + h, total + n
+    assert handled >= total // 4, f"the slice handled only {handled} of {total} jagged edits"
+
+
+def test_project_random_aoti_edits():
+    handled = total = 0
+    for folder in sorted(p for p in (ROOT / "tests" / "projects").iterdir() if p.is_dir()):
+        files = sorted(folder.rglob("*.py"))
+        for path in files:
+            text = path.read_text("utf-8")
+            if not AOTI_LINE.search(text):
+                continue
+            h, n = _walk(text, str(path), 5, seed=len(text), files=files)
+            handled, total = handled + h, total + n
+    assert handled >= total // 5, f"the slice handled only {handled} of {total} project edits"
+
+
+def test_server_diagnostics_of_sliced_edits_match_a_fresh_server():
+    """The editor's path: a sliced result's diagnostics keep the old ones of the findings it
+    moved (lsp/convert.moved_diagnostics, `origin`) and make the others: each must equal what a
+    fresh server computes."""
+    from aoti_lsp import incremental
+    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+    from aoti_lsp.lsp.documents import Document
+    from aoti_lsp.lsp.server import AotiServer
+    from lsprotocol import types
+
+    def server():
+        ls = AotiServer()
+        ls.caps = ResolvedClientCapabilities(related_information=True)
+        return ls
+
+    text = _generated(120, 2500)
+    path = str(ROOT / "big_generated.py")  # never written: the document is the editor's
+    ls = server()
+    doc = Document(Path(path).as_uri(), path, text, 0)
+    ls.update_summary(doc.path, doc.source())
+    ls.diagnostics(doc)
+    rng, sliced, clean = random.Random(7), 0, text
+    for version in range(1, 41):
+        new = clean if text != clean else _edit(rng, text)
+        start, old_end, new_end = incremental.edit_span(text.encode(), new.encode())
+        a, b = doc.lines.position(start, "utf-16"), doc.lines.position(old_end, "utf-16")
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(*a), types.Position(*b)), text=new.encode()[start:new_end].decode())
+        doc.apply([change], version, "utf-16")
+        text = new
+        ls.update_summary(doc.path, doc.source())
+        items = ls.diagnostics(doc)
+        if ls.analysed.provisional(doc.uri):
+            ls.flush_summaries()
+            ls.verify_results()
+            items = ls.diagnostics(doc)
+        if not doc.source().tree.root_node.has_error:
+            clean = text
+        sliced += getattr(ls.result(doc), "sliced", None) is not None
+        fresh = server()
+        other = Document(doc.uri, path, text, version)
+        fresh.update_summary(other.path, other.source())
+        assert items == fresh.diagnostics(other), f"edit {version}: diagnostics differ from a fresh server's"
+    assert sliced >= 8, f"only {sliced} of 40 edits were sliced"
