@@ -141,6 +141,12 @@ def state_of(source, config, fresh: bool = False) -> State:
     starts = [c.start_byte for c in children]
     ends = [c.end_byte for c in children]
     infos = [info_of(data, c, tokens) for c in children]
+    _LAST_STATE[0] = state = state_from(data, starts, ends, infos, tokens)
+    return state
+
+
+def state_from(data: bytes, starts: list[int], ends: list[int], infos: list[Info], tokens) -> State:
+    """The State of chunks already read (slice.py keeps them): their relevance closure."""
     relevant = [info.root for info in infos]
     reads: set[str] = set()
     binds: set[str] = set()
@@ -156,8 +162,7 @@ def state_of(source, config, fresh: bool = False) -> State:
                 relevant[i] = grew = True
                 reads |= info.reads
                 binds |= info.binds
-    _LAST_STATE[0] = state = State(data, starts, ends, infos, relevant, frozenset(reads), frozenset(binds), tokens)
-    return state
+    return State(data, starts, ends, infos, relevant, frozenset(reads), frozenset(binds), tokens)
 
 
 @dataclass(frozen=True)
@@ -396,12 +401,13 @@ class Tracker:
     def __init__(self):
         self._last: dict[str, list] = {}  # key -> [source, config, State | None, payload, tag]
 
-    def remember(self, key: str, source, config, payload, tag=None) -> None:
-        # a copy of the tree: the editor's document edits its own in place (tree.edit)
+    def remember(self, key: str, source, config, payload, tag=None, state: State | None = None) -> None:
+        """`state`: the text's chunks when the caller has them (slice.py), so no tree is needed."""
         from aoti_lsp.source import Source
 
-        kept = Source(source.data, source.path, tree=source.tree.copy())
-        self._last[key] = [kept, config, None, payload, tag]
+        # else a copy of the tree: the editor's document edits its own in place (tree.edit)
+        kept = Source(source.data, source.path) if state is not None else Source(source.data, source.path, tree=source.tree.copy())
+        self._last[key] = [kept, config, state, payload, tag]
 
     def forget(self, key: str) -> None:
         self._last.pop(key, None)

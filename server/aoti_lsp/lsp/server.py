@@ -131,7 +131,9 @@ class AotiServer(LanguageServer):
         if not doc.too_large:  # an edit inside a few statements: only what they touch (slice.py)
             result = self.sliced.result(doc.uri, source, cfg, self.project)
             if result is not None:
-                self.analysed.remember(doc.uri, source, cfg, result, self.project.version)
+                chunks = getattr(result, "chunks", None)
+                state = incremental.state_from(source.data, *chunks, incremental.anchor_tokens(cfg)) if chunks else None
+                self.analysed.remember(doc.uri, source, cfg, result, self.project.version, state)
                 self._results[doc.uri] = (key, result)
                 return result
         result = guards.bounded(lambda: analyze(source, cfg, project=self.project), doc)
