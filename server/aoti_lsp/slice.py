@@ -303,8 +303,9 @@ class Slicer:
             got = slice_result(entry, source, config, project)
         except RecursionError:
             got = None
-        if got is None:
-            entry.graph = None  # it may hold the refused text's reads: rebuilt when next needed
+        undo = entry.__dict__.pop("replaced", None)
+        if got is None and undo is not None:  # the graph holds the refused text's reads: back to the entry's
+            entry.graph.replace(undo[0], undo[1], entry.pieces)
         if got is None and entry.starts is None:
             self.forget(key)  # its own text cannot be sliced from
         return got
@@ -396,8 +397,9 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     if lo != starts[p] or hi != ends[n - q - 1]:
         return _no("edit at a statement edge")
 
-    graph = entry.graph if entry.graph is not None else _Graph(entry.pieces)
+    graph = entry.graph = entry.graph if entry.graph is not None else _Graph(entry.pieces)
     graph.replace(edited, entry.pieces, pieces)
+    entry.replaced = (edited, pieces)  # undone if this edit is refused (Slicer.result)
     changed = graph.forward(set(edited))
     affected = set(changed)
     for c in changed:

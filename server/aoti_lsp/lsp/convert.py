@@ -192,8 +192,13 @@ def reused_diagnostics(old: list[types.Diagnostic], old_findings: list[Finding],
 
 def _foreign(f: Finding) -> bool:
     """Names another file (its lines there may have moved since, or it may be gone)."""
-    return any(r.path is not None for r in f.related) or any(
-        fix is not None and fix.other_files for fix in (f.fix, *f.alternatives))
+    for fix in (f.fix, *f.alternatives):
+        if isinstance(fix, Fix):
+            if any(e.path is not None for e in fix.edits):
+                return True
+        elif fix is not None and fix.other_files:
+            return True
+    return any(r.path is not None for r in f.related)
 
 
 def _key(f: Finding, at) -> tuple:
