@@ -205,3 +205,49 @@ def test_server_diagnostics_of_sliced_edits_match_a_fresh_server():
         fresh.update_summary(other.path, other.source())
         assert items == fresh.diagnostics(other), f"edit {version}: diagnostics differ from a fresh server's"
     assert sliced >= 8, f"only {sliced} of 40 edits were sliced"
+
+
+def test_server_slices_between_keystrokes_elsewhere_match_a_fresh_server():
+    """Keystrokes in other code (incremental.py moves the findings) between keystrokes in AOTI code
+    (sliced): the slice's diagnostics are moved from what the editor shows, through the analysis
+    both come from (`base`, `origin`). Each must equal what a fresh server computes."""
+    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+    from aoti_lsp.lsp.documents import Document
+    from aoti_lsp.lsp.server import AotiServer
+    from lsprotocol import types
+
+    def server():
+        ls = AotiServer()
+        ls.caps = ResolvedClientCapabilities(related_information=True)
+        return ls
+
+    text = _generated(120, 2500)
+    lines = text.split("\n")
+    aoti = [i for i, l in enumerate(lines) if "self.runner = torch._inductor.aoti_load_package(" in l]
+    other = [i for i, l in enumerate(lines) if l.startswith("    total = 0")]
+    assert aoti and other
+    path = str(ROOT / "big_generated.py")
+    ls = server()
+    doc = Document(Path(path).as_uri(), path, text, 0)
+    ls.update_summary(doc.path, doc.source())
+    ls.diagnostics(doc)
+    rng, version, sliced = random.Random(3), 0, 0
+    for k in range(24):
+        line = rng.choice(aoti if k % 2 == 0 else other)
+        # a line's first token, and a blank line above the other code (lines move: `base` lines shift)
+        col = len(lines[line]) - len(lines[line].lstrip())
+        typed = "x" if k % 2 == 0 else rng.choice(["x", "\n"])
+        version += 1
+        at = types.Position(line, col)
+        doc.apply([types.TextDocumentContentChangePartial(range=types.Range(at, at), text=typed)], version, "utf-16")
+        ls.update_summary(doc.path, doc.source(), defer=True)
+        items = ls.diagnostics(doc)
+        sliced += getattr(ls.result(doc), "sliced", None) is not None and k % 2 == 0
+        fresh = server()
+        again = Document(doc.uri, path, doc.data.decode(), version)
+        fresh.update_summary(again.path, again.source())
+        assert items == fresh.diagnostics(again), f"keystroke {k}: diagnostics differ from a fresh server's"
+        lines = doc.data.decode().split("\n")
+        aoti = [i for i, l in enumerate(lines) if "self.runner = torch._inductor.aoti_load_package(" in l]
+        other = [i for i, l in enumerate(lines) if l.startswith("    total = 0")]
+    assert sliced >= 6, f"only {sliced} of 12 keystrokes in AOTI code were sliced"

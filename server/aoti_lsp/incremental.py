@@ -363,6 +363,12 @@ def shift_result(result, shift: Shift):
         return None
     moved = Result([shift_finding(f, shift) for f in result.findings], list(result.errors), result.skipped)
     moved.moved = (result, shift)  # the editor's diagnostics of `result` can be moved too (lsp/convert.py)
+    # the analysis it all comes from: finding i here is its finding i, moved (lsp/server.py)
+    moved.base = getattr(result, "base", result)
+    for key in ("sliced", "chunks"):
+        if hasattr(result, key):
+            setattr(moved, key, getattr(result, key))
+    result.__dict__.pop("moved", None)  # no chain of every result since the last analysis
     return moved
 
 

@@ -511,6 +511,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     _rebuild_lazy(result, source, config, project)
     # the editor's diagnostics of the kept findings can be moved, not made anew (lsp/convert.py)
     result.moved = (entry.result, shift)
+    entry.result.__dict__.pop("moved", None)  # no chain of every result since the last analysis
     result.origin = [origin.get(id(f)) for f in findings]
 
     labels = list(entry.labels[:p]) + [frozenset()] * (n - q - p) + list(entry.labels[n - q:])

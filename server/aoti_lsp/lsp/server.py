@@ -161,13 +161,18 @@ class AotiServer(LanguageServer):
         def make(f):
             return diagnostic(source, f, self.encoding, self.caps, self.lines_of, self.data_of)
 
+        origin = getattr(result, "origin", None)  # a slice: per finding, the index of the one it kept
         if last is not None and moved is not None and moved[0] is last[0] and last[2] == self.encoding:
-            items = moved_diagnostics(last[1], result.findings, moved[1], source, make, getattr(result, "origin", None))
+            items = moved_diagnostics(last[1], result.findings, moved[1], source, make, origin)
         elif last is not None and last[2] == self.encoding and last[3] is not None:
             start, old_end, new_end = incremental.edit_span(last[3], source.data)
             shift = incremental.Shift(start, old_end, new_end - old_end,
                                       source.data.count(b"\n", start, new_end) - last[3].count(b"\n", start, old_end))
-            items = reused_diagnostics(last[1], last[0].findings, result.findings, shift, source, make)
+            if moved is not None and origin is not None and getattr(last[0], "base", None) is moved[0]:
+                # a slice of the analysis whose moved findings the editor shows: same indices
+                items = moved_diagnostics(last[1], result.findings, shift, source, make, origin)
+            else:
+                items = reused_diagnostics(last[1], last[0].findings, result.findings, shift, source, make)
         else:
             items = [make(f) for f in result.findings]
         self._diagnostics[doc.uri] = (result, items, self.encoding, source.data)
