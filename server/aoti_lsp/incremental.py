@@ -145,6 +145,37 @@ def state_of(source, config, fresh: bool = False) -> State:
     return state
 
 
+def spliced(last: State | None, data: bytes, starts: list[int], ends: list[int], infos: list[Info],
+            edited: tuple[int, int], old: bytes, tokens) -> State:
+    """The State of `data`, whose chunks `edited` (as many as before) replaced `last`'s (of the
+    text `old`): the last closure grown by what they read and bind now (~0.5 ms, not 5 for the
+    whole closure). It may keep a chunk relevant that no longer is: the safe side (a keystroke
+    there gets an analysis it could have skipped)."""
+    if last is None or last.tokens != tokens or len(last.starts) != len(starts) or not (last.data is old or last.data == old):
+        return state_from(data, starts, ends, infos, tokens)
+    p, q = edited
+    relevant = list(last.relevant)
+    reads, binds = set(last.reads), set(last.binds)
+    for i in range(p, q):
+        relevant[i] = True
+        reads |= infos[i].reads
+        binds |= infos[i].binds
+    if len(reads) != len(last.reads) or len(binds) != len(last.binds):
+        _grow(infos, relevant, reads, binds)
+    return State(data, starts, ends, infos, relevant, frozenset(reads), frozenset(binds), tokens)
+
+
+def _grow(infos: list[Info], relevant: list[bool], reads: set[str], binds: set[str]) -> None:
+    grew = True
+    while grew:  # a pass per link in the longest chain (a few): set tests in C, no name index
+        grew = False
+        for i, info in enumerate(infos):
+            if not relevant[i] and (not info.binds.isdisjoint(reads) or not info.reads.isdisjoint(binds)):
+                relevant[i] = grew = True
+                reads |= info.reads
+                binds |= info.binds
+
+
 def state_from(data: bytes, starts: list[int], ends: list[int], infos: list[Info], tokens) -> State:
     """The State of chunks already read (slice.py keeps them): their relevance closure."""
     relevant = [info.root for info in infos]
@@ -154,14 +185,7 @@ def state_from(data: bytes, starts: list[int], ends: list[int], infos: list[Info
         if r:
             reads |= info.reads
             binds |= info.binds
-    grew = True
-    while grew:  # a pass per link in the longest chain (a few): set tests in C, no name index
-        grew = False
-        for i, info in enumerate(infos):
-            if not relevant[i] and (not info.binds.isdisjoint(reads) or not info.reads.isdisjoint(binds)):
-                relevant[i] = grew = True
-                reads |= info.reads
-                binds |= info.binds
+    _grow(infos, relevant, reads, binds)
     return State(data, starts, ends, infos, relevant, frozenset(reads), frozenset(binds), tokens)
 
 
@@ -433,6 +457,10 @@ class Tracker:
         shift, state = hit
         last[2] = state  # the text is now `source`'s (the state holds it; the tree is no longer read)
         return shift, last[3]
+
+    def state(self, key: str) -> State | None:
+        last = self._last.get(key)
+        return None if last is None else last[2]
 
     def provisional(self, key: str) -> bool:
         last = self._last.get(key)

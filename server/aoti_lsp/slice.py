@@ -522,7 +522,8 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     entry.starts, entry.ends, entry.infos, entry.pieces, entry.labels = starts, ends, infos, pieces, labels
     entry.graph, entry.gates = graph, gates
     result.sliced = (len(affected), len(kept), n)
-    result.chunks = (starts, ends, infos)  # incremental.py's State of the new text, without its tree
+    # incremental.py's State of the new text, without its tree: the chunks, the edited ones, the old text
+    result.chunks = (starts, ends, infos, (p, n - q), old)
     return result
 
 

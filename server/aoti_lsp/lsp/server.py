@@ -132,7 +132,8 @@ class AotiServer(LanguageServer):
             result = self.sliced.result(doc.uri, source, cfg, self.project)
             if result is not None:
                 chunks = getattr(result, "chunks", None)
-                state = incremental.state_from(source.data, *chunks, incremental.anchor_tokens(cfg)) if chunks else None
+                state = incremental.spliced(self.analysed.state(doc.uri), source.data, *chunks,
+                                            incremental.anchor_tokens(cfg)) if chunks else None
                 self.analysed.remember(doc.uri, source, cfg, result, self.project.version, state)
                 self._results[doc.uri] = (key, result)
                 return result
