@@ -307,6 +307,14 @@ class Slicer:
     def forget(self, key: str) -> None:
         self._last.pop(key, None)
 
+    def settled(self, key: str, data: bytes) -> None:
+        """Typing settled on `data`, which gets a full analysis: a provisional entry of another
+        text is forgotten (a slice from it would be provisional again); of this one it is kept
+        (slice_result gives None for its own text; the next keystroke slices from it)."""
+        last = self._last.get(key)
+        if last is not None and last.broken and last.source.data != data:
+            self.forget(key)
+
     def result(self, key: str, source: Source, config, project) -> Result | None:
         entry = self._last.get(key)
         if entry is None or entry.config != config or entry.others != _others(project, source.path):
