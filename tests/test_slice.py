@@ -67,8 +67,9 @@ def _project(path: str, files: list[Path], config: Config) -> Project | None:
 
 def _walk(text: str, path: str, steps: int, seed: int, files: list[Path] = (), edits=None,
           log: list | None = None) -> tuple[int, int]:
-    """(edits the slice handled, edits) along one random walk; every handled one checked.
-    `log` gets, per edit, whether the slice handled it."""
+    """(edits the slice handled, edits) along one random walk; every handled one checked but
+    the provisional ones (a syntax error inside the edited statements, slice.PROVISIONAL).
+    `log` gets, per edit, whether the slice handled it (True), provisionally ("provisional")."""
     config, rng = Config(), random.Random(seed)
     project = _project(path, list(files), config)
     slicer = slice_mod.Slicer()
@@ -101,6 +102,10 @@ def _walk(text: str, path: str, steps: int, seed: int, files: list[Path] = (), e
             slicer.remember(path, source, config, full, project)
             continue
         handled += 1
+        if getattr(got, "provisional", False):
+            assert source.tree.root_node.has_error, "a provisional slice of a text without a syntax error"
+            log is not None and log.__setitem__(-1, "provisional")
+            continue
         assert _view(got) == _view(full), f"the slice differs from a full analysis ({path}, {got.sliced})"
     return handled, len(walk)
 
@@ -116,8 +121,86 @@ def test_bench_spot_edits():
     log: list[bool] = []
     _walk(text, "bench.py", 0, 0, edits=steps, log=log)
     # the statement spells `load_package` (AOTI201/AOTI202's jagged.Model reads it): the
-    # slice links it to the model it loads (slice._jagged_labels). The syntax error is not sliced
-    assert log[:2] == [True, True], f"the bench spot's keystroke was not sliced: {log}"
+    # slice links it to the model it loads (slice._jagged_labels). The syntax error is sliced
+    # provisionally; deleting the `x` is sliced from there, and equals a full analysis (_walk)
+    assert log == [True, True, "provisional", True], f"the bench spot's keystrokes were not sliced: {log}"
+
+
+def test_provisional_bursts_then_repairs():
+    """Typing bursts inside AOTI statements that leave a syntax error (`)`, `(`, `:`, `x`, `,`,
+    `"`), each then deleted char by char: every result that is not provisional (the text is
+    clean again, or the error is elsewhere) must equal a full analysis; enough provisional
+    slices must have happened for this to prove something."""
+    text = _generated(120, 3000)
+    rng = random.Random(11)
+    lines = text.split("\n")
+    candidates = [i for i, line in enumerate(lines) if AOTI_LINE.search(line)]
+    steps = []
+    for _ in range(25):
+        i = rng.choice(candidates)
+        line = lines[i]
+        indent = len(line) - len(line.lstrip())
+        at = sum(len(x) + 1 for x in lines[:i]) + rng.randint(indent, len(line))
+        typed = "".join(rng.choice(')(:x,"') for _ in range(rng.randint(1, 3)))
+        for k in range(len(typed)):  # typed char by char, then deleted the same way
+            steps.append(lambda t, at=at, k=k, c=typed[k]: t[:at + k] + c + t[at + k:])
+        for k in reversed(range(len(typed))):
+            steps.append(lambda t, at=at, k=k: t[:at + k] + t[at + k + 1:])
+    log: list = []
+    handled, n = _walk(text, "bursts.py", 0, 0, edits=steps, log=log)
+    provisional = log.count("provisional")
+    assert provisional >= 10, f"only {provisional} provisional slices of {n} edits ({slice_mod.WHY})"
+    assert handled - provisional >= 10, f"only {handled - provisional} exact slices of {n} edits"
+
+
+def test_server_verifies_a_provisional_slice():
+    """A provisional slice's result is replaced by a full analysis once typing settles
+    (verify_results): the diagnostics then equal a fresh server's; deleting the typo is sliced
+    from the provisional entry and is exact."""
+    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+    from aoti_lsp.lsp.documents import Document
+    from aoti_lsp.lsp.server import AotiServer
+    from lsprotocol import types
+
+    def server():
+        ls = AotiServer()
+        ls.caps = ResolvedClientCapabilities(related_information=True)
+        return ls
+
+    def fresh_items(text, version):
+        fresh = server()
+        other = Document(doc.uri, path, text, version)
+        fresh.update_summary(other.path, other.source())
+        return fresh.diagnostics(other)
+
+    text = _generated(120, 2500)
+    path = str(ROOT / "provisional_generated.py")  # never written
+    ls = server()
+    doc = Document(Path(path).as_uri(), path, text, 0)
+    ls.docs[doc.uri] = doc  # open: verify_results reads the open documents
+    ls.update_summary(doc.path, doc.source())
+    ls.diagnostics(doc)
+    lines = text.split("\n")
+    line = next(i for i, t in enumerate(lines) if "self.runner = torch._inductor.aoti_load_package(" in t)
+    col = len(lines[line])
+    for version, (a, b, typed) in enumerate([(col, col, "x"), (col, col + 1, "")], 1):
+        doc.apply([types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(line, a), types.Position(line, b)), text=typed)], version, "utf-16")
+        ls.update_summary(doc.path, doc.source(), defer=True)
+        items = ls.diagnostics(doc)
+        result = ls.result(doc)
+        assert result.sliced is not None, f"keystroke {version} was not sliced ({slice_mod.WHY})"
+        if version == 1:
+            assert result.provisional and doc.source().tree.root_node.has_error
+            ls.flush_summaries()
+            assert ls.verify_results() is True
+            items = ls.diagnostics(doc)
+            assert not getattr(ls.result(doc), "provisional", False)
+            assert getattr(ls.result(doc), "sliced", None) is None  # a full analysis
+        else:
+            assert not result.provisional
+            ls.flush_summaries()
+        assert items == fresh_items(doc.source().data.decode(), version), f"keystroke {version}: differs"
 
 
 def test_generated_file_random_aoti_edits():
@@ -193,7 +276,7 @@ def test_server_diagnostics_of_sliced_edits_match_a_fresh_server():
         text = new
         ls.update_summary(doc.path, doc.source())
         items = ls.diagnostics(doc)
-        if ls.analysed.provisional(doc.uri):
+        if ls.analysed.provisional(doc.uri) or getattr(ls.result(doc), "provisional", False):
             ls.flush_summaries()
             ls.verify_results()
             items = ls.diagnostics(doc)

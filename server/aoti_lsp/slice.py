@@ -29,6 +29,13 @@ every other finding is the last one, moved by the edit. Lazy fixes are rebuilt f
 analysis of the text when (if ever) their edits are read. Anything outside these shapes: None,
 and the caller analyses the whole file. tests/test_slice.py compares each result with a full
 analysis.
+
+PROVISIONAL: an edit that leaves a syntax error inside its statements (the same statements, each
+starting its line, the error confined to them by their own parse) is sliced all the same: the
+broken statements, parsed alone, are analysed with the rest of the slice. The result is marked
+`provisional` (the server replaces it by a full analysis once typing settles); later keystrokes
+slice from it, re-analysing every chunk analysed while a statement was broken, and once none
+is broken the result is a full analysis's again.
 """
 
 from __future__ import annotations
@@ -128,6 +135,11 @@ class Entry:
         self.gates: tuple[bool, ...] = ()
         self.guards: frozenset[int] = frozenset()
         self.imports: frozenset[int] = frozenset()
+        # a provisional text (PROVISIONAL): its chunks parsed with an error of their own, and
+        # every chunk whose findings were made while one was broken (re-analysed by each later
+        # slice until none is broken)
+        self.broken: frozenset[int] = frozenset()
+        self.tainted: frozenset[int] = frozenset()
 
     def build(self, tokens) -> bool:
         root = self.source.tree.root_node
@@ -295,6 +307,14 @@ class Slicer:
     def forget(self, key: str) -> None:
         self._last.pop(key, None)
 
+    def settled(self, key: str, data: bytes) -> None:
+        """Typing settled on `data`, which gets a full analysis: a provisional entry of another
+        text is forgotten (a slice from it would be provisional again); of this one it is kept
+        (slice_result gives None for its own text; the next keystroke slices from it)."""
+        last = self._last.get(key)
+        if last is not None and last.broken and last.source.data != data:
+            self.forget(key)
+
     def result(self, key: str, source: Source, config, project) -> Result | None:
         entry = self._last.get(key)
         if entry is None or entry.config != config or entry.others != _others(project, source.path):
@@ -337,6 +357,8 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         return _no("old text has a syntax error")
     old, new = entry.source.data, source.data
     if old == new:
+        if entry.broken:  # a provisional result: the caller wants the file's own analysis
+            return _no("provisional text analysed again")
         return entry.result
     if b"\r" in new:
         return _no("syntax error (or CR)")
@@ -365,8 +387,11 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     base = entry.ends[p - 1] if p else 0
     window = new[base:entry.starts[n - q] + delta if q else len(new)]
     made = incremental._window_chunks(window, base, tokens)
+    broken_now = made is None
     if made is None:
-        return _no("syntax error (or CR)")
+        made = _broken_chunks(window, base, tokens)  # a provisional slice, or None
+        if made is None:
+            return _no("syntax error (or CR)")
     if len(made) != n - q - p:
         return _no("statement count changed")
     nodes = incremental.parser().parse(window).root_node.named_children  # offsets from `base`
@@ -388,7 +413,9 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             return _no("binds changed")
         if piece.ambient or old_piece.ambient:
             return _no("edit of a file-wide call")
-        if not new_infos[i - p].sound or not entry.infos[i].sound:
+        # a statement broken in the new text (broken_now: _broken_chunks checked it starts a
+        # line) or in the entry's, as its own parse had it (the entry's provisional chunks)
+        if not new_infos[i - p].sound and not broken_now or not entry.infos[i].sound and i not in entry.broken:
             return _no("edited statement unsound")
     starts = entry.starts[:p] + [s for s, _, _ in made] + [s + delta for s in entry.starts[n - q:]]
     ends = entry.ends[:p] + [e for _, e, _ in made] + [e + delta for e in entry.ends[n - q:]]
@@ -418,6 +445,10 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     for c in list(changed):
         for label in entry.labels[c]:
             affected |= by_label[label]
+    # the chunks whose findings came from an analysis with a broken statement are analysed
+    # again (PROVISIONAL): the findings kept are those of the last clean text, moved
+    affected |= entry.tainted
+    broken = (entry.broken - set(edited)) | {i for i in edited if not new_infos[i - p].sound}
     if len(affected) > MAX_SLICE * n > 25:
         return _no("too many affected")
     # what the affected chunks' analysis reads: binders (transitively), readers, artifact mates
@@ -447,7 +478,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         while k < n and k not in kept and b"\n" not in new[ends[k - 1]:starts[k]]:
             kept.add(k)
             k += 1
-    if not all(infos[j].sound for j in kept):
+    if not all(infos[j].sound or j in broken for j in kept):
         return _no("a statement not starting its line: the compact t")
     # the compact text: the kept chunks where they stand, only the line breaks of the others
     # (lines and columns stay; offsets are mapped back through `segments`); parsing the blanked
@@ -462,7 +493,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         at = ends[j]
     parts.append(b"\n" * new.count(b"\n", at))
     blank = _Compact(b"".join(parts), source.path)
-    if blank.tree.root_node.has_error:
+    if blank.tree.root_node.has_error and not _confined(blank.tree.root_node, sorted(kept), segments, broken):
         return _no("compact text has an error")
     blank.context = Context(blank, config, project)
     part = analyze(blank, config, rules=rules, project=project)  # the rules the whole text gets
@@ -521,10 +552,52 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     entry.source, entry.result = kept_source, result
     entry.starts, entry.ends, entry.infos, entry.pieces, entry.labels = starts, ends, infos, pieces, labels
     entry.graph, entry.gates = graph, gates
+    # PROVISIONAL: a result with a broken statement is verified once typing settles (the
+    # server's verify_results analyses the file then). Without one it is a full analysis's:
+    # every chunk whose findings came from a broken text was in this slice (entry.tainted), the
+    # others' findings were kept from the last clean text, moved through edits none of them
+    # was affected by (an edit keeps a statement's binds: the same chunks read it, before,
+    # while broken and after)
+    entry.broken = frozenset(broken)
+    entry.tainted = frozenset(entry.tainted | affected) if broken else frozenset()
+    result.provisional = bool(broken)
     result.sliced = (len(affected), len(kept), n)
     # incremental.py's State of the new text, without its tree: the chunks, the edited ones, the old text
     result.chunks = (starts, ends, infos, (p, n - q), old)
     return result
+
+
+def _broken_chunks(window: bytes, lo: int, tokens) -> list[tuple[int, int, incremental.Info]] | None:
+    """The statements of a window with a syntax error inside them, from the window's own parse
+    (tree-sitter's recovery kept inside each statement: no ERROR or stray token at the top, and
+    every statement starts a line); None otherwise. Their Infos are unsound: a provisional
+    slice (PROVISIONAL), verified with the file's own tree once typing settles."""
+    root = incremental.parser().parse(window).root_node
+    made = root.children
+    if not root.has_error or any(c.type == "ERROR" or c.is_missing or not c.is_named for c in made):
+        return None
+    if lo and made and made[0].start_point.row == 0:
+        return None
+    if any(c.start_point.column for c in made) or window.rstrip(b" \t")[-1:] not in (b"\n", b""):
+        return None
+    at = 0
+    for c in made:  # nothing but blanks between them (a kept chunk's text is its node's)
+        if window[at:c.start_byte].strip():
+            return None
+        at = c.end_byte
+    if window[at:].strip():
+        return None
+    return [(lo + c.start_byte, lo + c.end_byte, incremental.info_of(window, c, tokens)) for c in made]
+
+
+def _confined(root, order: list[int], segments, broken) -> bool:
+    """Whether the compact text's errors lie inside broken chunks: one top-level statement per
+    kept chunk, where it was put, an error only in a broken one."""
+    kids = root.children
+    if not broken or len(kids) != len(order):
+        return False
+    return all(k.type != "ERROR" and not k.is_missing and k.is_named and (k.start_byte, k.end_byte) == (c, c + length)
+               and (not k.has_error or j in broken) for k, j, (c, _, length) in zip(kids, order, segments))
 
 
 def _spells(text: bytes, words) -> bool:

@@ -119,9 +119,10 @@ class AotiServer(LanguageServer):
             hit = self.analysed.reuse(doc.uri, source, cfg, self.project.version, provisional=True)
             result = incremental.shift_result(hit[1], hit[0]) if hit is not None else None
             if result is not None:  # a keystroke in code no rule sees: the last findings, moved
+                result.provisional = getattr(hit[1], "provisional", False)  # a provisional slice's, still
                 self.analysed.update(doc.uri, result)
                 self._results[doc.uri] = (key, result)
-                if self.analysed.provisional(doc.uri):  # a syntax error's reach: the file's tree says, later
+                if result.provisional or self.analysed.provisional(doc.uri):  # a syntax error's reach: the file's tree says, later
                     guards.settle(self)
                 return result
         # a full analysis reads the other files' summaries: their offsets must be current (its
@@ -136,6 +137,8 @@ class AotiServer(LanguageServer):
                                             incremental.anchor_tokens(cfg)) if chunks else None
                 self.analysed.remember(doc.uri, source, cfg, result, self.project.version, state)
                 self._results[doc.uri] = (key, result)
+                if getattr(result, "provisional", False):  # a broken statement's own parse: verified later
+                    guards.settle(self)
                 return result
         result = guards.bounded(lambda: analyze(source, cfg, project=self.project), doc)
         for err in result.errors:
@@ -266,9 +269,17 @@ class AotiServer(LanguageServer):
     def verify_results(self) -> bool:
         """Results kept through a syntax error judged from its own statements (incremental.py,
         provisional) checked against each file's tree: one that disagrees is analysed again.
-        True when one did (its diagnostics may differ)."""
+        True when one did (its diagnostics may differ). A provisional slice's (slice.py: a broken
+        statement analysed from its own parse) is always replaced by a full analysis."""
         wrong = False
         for doc in list(self.docs.values()):
+            cached = self._results.get(doc.uri)
+            if cached is not None and getattr(cached[1], "provisional", False):
+                self._results.pop(doc.uri)
+                self.analysed.forget(doc.uri)  # else its same text moves the provisional result again
+                self.sliced.settled(doc.uri, doc.data)  # nor slices it from its provisional entry again
+                wrong = True
+                continue
             if self.analysed.provisional(doc.uri) and not self.analysed.verify(doc.uri, doc.source()):
                 self._results.pop(doc.uri, None)
                 wrong = True
@@ -607,6 +618,7 @@ def code_action_resolve(ls: AotiServer, action: types.CodeAction):
     if doc is None or data.get("version") != doc.version:
         return action  # stale: the client asks again with the new version
     ls.flush_summaries()  # a fix planned across files reads every summary's offsets
+    ls.result(doc)  # its findings for this version, cached: a provisional one (slice.py) is dropped
     ls.verify_results()  # and the document's findings must be a full analysis's
     if data.get("action") == "fixAll":
         action.edit = _fix_all(ls, doc, unsafe=False)
