@@ -389,9 +389,6 @@ def shift_result(result, shift: Shift):
     moved.moved = (result, shift)  # the editor's diagnostics of `result` can be moved too (lsp/convert.py)
     # the analysis it all comes from: finding i here is its finding i, moved (lsp/server.py)
     moved.base = getattr(result, "base", result)
-    for key in ("sliced", "chunks"):
-        if hasattr(result, key):
-            setattr(moved, key, getattr(result, key))
     result.__dict__.pop("moved", None)  # no chain of every result since the last analysis
     return moved
 
