@@ -17,6 +17,7 @@ from aoti_lsp import slice as slice_mod
 from aoti_lsp.config import Config
 from aoti_lsp.engine import analyze
 from aoti_lsp.project import Project, summarize
+from aoti_lsp.findings import LazyFix
 from aoti_lsp.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,10 +33,14 @@ def _generated(sites: int, lines: int) -> str:
     return bench.generate(sites, lines)[0]
 
 
-def _view(result) -> list:
+def _view(result, lazy_edits: bool = True) -> list:
+    """`lazy_edits` False: a lazy fix by its title, applicability and files (a slice's result is
+    `partial`: its lazy fixes' edits come from a full analysis, see the server test below)."""
     def fix(f):
         if f is None:
             return None
+        if not lazy_edits and isinstance(f, LazyFix):
+            return (f.title, f.applicability, tuple(sorted(f.other_files)))
         return (f.title, f.applicability, tuple(f.edits), tuple(sorted(f.other_files)), bool(getattr(f, "failed", None)))
     return [(f.code, f.message, f.start, f.end, tuple(f.related), fix(f.fix), tuple(map(fix, f.alternatives)))
             for f in result.findings]
@@ -106,7 +111,7 @@ def _walk(text: str, path: str, steps: int, seed: int, files: list[Path] = (), e
             assert source.tree.root_node.has_error, "a provisional slice of a text without a syntax error"
             log is not None and log.__setitem__(-1, "provisional")
             continue
-        assert _view(got) == _view(full), f"the slice differs from a full analysis ({path}, {got.sliced})"
+        assert _view(got, False) == _view(full, False), f"the slice differs from a full analysis ({path}, {got.sliced})"
     return handled, len(walk)
 
 
@@ -334,3 +339,50 @@ def test_server_slices_between_keystrokes_elsewhere_match_a_fresh_server():
         aoti = [i for i, l in enumerate(lines) if "self.runner = torch._inductor.aoti_load_package(" in l]
         other = [i for i, l in enumerate(lines) if l.startswith("    total = 0")]
     assert sliced >= 6, f"only {sliced} of 12 keystrokes in AOTI code were sliced"
+
+
+def test_quick_fix_after_a_slice_comes_from_a_full_analysis():
+    """A slice's lazy fixes were planned on other texts: the quick fix resolved after a sliced
+    keystroke (codeAction/resolve, hover) comes from a full analysis of the text, and equals a
+    fresh server's. The edit here is inside the call the migration rewrites: a plan made before
+    it would write the old arguments back."""
+    from aoti_lsp.lsp import server as server_mod
+    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+    from aoti_lsp.lsp.convert import lsp_range
+    from aoti_lsp.lsp.documents import Document
+    from lsprotocol import types
+
+    def server():
+        ls = server_mod.AotiServer()
+        ls.caps = ResolvedClientCapabilities(related_information=True)
+        return ls
+
+    text = _generated(120, 2500)
+    call = "    so_path = torch._inductor.aot_compile(model, (x,))"
+    at = text.index(call) + len(call) - 2  # between `,` and `)`
+    path = str(ROOT / "big_generated.py")
+    ls = server()
+    doc = ls.docs[Path(path).as_uri()] = Document(Path(path).as_uri(), path, text, 0)
+    ls.update_summary(doc.path, doc.source())
+    ls.diagnostics(doc)
+    line, col = doc.lines.position(at, "utf-16")
+    doc.apply([types.TextDocumentContentChangePartial(
+        range=types.Range(types.Position(line, col), types.Position(line, col)), text=" ")], 1, "utf-16")
+    ls.update_summary(doc.path, doc.source(), defer=True)
+    items = ls.diagnostics(doc)
+    assert getattr(ls.result(doc), "partial", False), "the keystroke was not sliced: the test proves nothing"
+    fresh = server()
+    other = fresh.docs[doc.uri] = Document(doc.uri, path, doc.data.decode(), 1)
+    fresh.update_summary(other.path, other.source())
+    assert items == fresh.diagnostics(other)
+    resolved = 0
+    for d in items:
+        fix = (d.data or {}).get("fix") or {}
+        if not fix.get("lazy") or d.range.start.line != line:
+            continue
+        data = {"code": d.code, "range": server_mod._plain_range(d.range), "title": fix["title"]}
+        mine, theirs = server_mod._lazy_edit(ls, doc, data), server_mod._lazy_edit(fresh, other, data)
+        assert mine is not None and mine == theirs
+        assert "(x, )" in str(mine)
+        resolved += 1
+    assert resolved, "no lazy fix on the edited line"

@@ -389,6 +389,7 @@ def shift_result(result, shift: Shift):
     moved.moved = (result, shift)  # the editor's diagnostics of `result` can be moved too (lsp/convert.py)
     # the analysis it all comes from: finding i here is its finding i, moved (lsp/server.py)
     moved.base = getattr(result, "base", result)
+    moved.partial = getattr(result, "partial", False)  # a slice's: its lazy fixes are not to be built
     result.__dict__.pop("moved", None)  # no chain of every result since the last analysis
     return moved
 

@@ -22,13 +22,14 @@ those gates are compared before and after the edit (only when a token overlaps i
 edit that flips one is not sliced; the compact text gets the rules the whole text gets. Where
 AOTI301 runs (an env var written), an edit spelling a compile, load, CUDA use or import is not
 sliced: the rule reads those file-wide.
-The analysis runs on a *blanked* copy of the new text: every chunk outside the slice (affected
-chunks, what they read, transitively, and what reads them) is spaces but for its line breaks,
-so offsets, lines and columns are those of the file. Findings of affected chunks come from it;
-every other finding is the last one, moved by the edit. Lazy fixes are rebuilt from a full
-analysis of the text when (if ever) their edits are read. Anything outside these shapes: None,
-and the caller analyses the whole file. tests/test_slice.py compares each result with a full
-analysis.
+The analysis runs on a *compact* copy of the new text: the chunks of the slice (affected chunks,
+what they read, transitively, and what reads them) where they stand, only the line breaks of
+every other one, so lines and columns are those of the file (offsets are mapped back).
+Findings of affected chunks come from it; every other finding is the last one, moved by the
+edit. The edited statements are parsed on their own, never the whole file. The result is
+`partial`: its lazy fixes were planned on other texts, so their edits come from a full analysis
+(the server's `result(doc, full=True)`). Anything outside these shapes: None, and the caller
+analyses the whole file. tests/test_slice.py compares each result with a full analysis.
 
 PROVISIONAL: an edit that leaves a syntax error inside its statements (the same statements, each
 starting its line, the error confined to them by their own parse) is sliced all the same: the
@@ -525,7 +526,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             return _no("kept finding names the edit")
         if shift.lines and any(incremental.LINE_CITED.search(t) for t in (f.message, *(r.message for r in f.related))):
             return _no("lines moved under a cited line")
-        g = _moved_for_rebuild(f, shift) if _lazy(f) else incremental.shift_finding(f, shift)
+        g = incremental.shift_finding(f, shift)
         origin[id(g)] = k
         findings.append(g)
     for f in part.findings:
@@ -539,7 +540,9 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             findings.append(f)
     findings.sort(key=lambda f: f.sort_key())
     result = Result(findings, [], None)
-    _rebuild_lazy(result, source, config, project)
+    # its lazy fixes were planned on other texts (the one before the edit, the compact one):
+    # their edits come from a full analysis of this text (the server's result(doc, full=True))
+    result.partial = True
     # the editor's diagnostics of the kept findings can be moved, not made anew (lsp/convert.py)
     result.moved = (entry.result, shift)
     entry.result.__dict__.pop("moved", None)  # no chain of every result since the last analysis
@@ -717,62 +720,6 @@ class _Graph:
         return out
 
 
-def _lazy(f) -> bool:
-    return isinstance(f.fix, LazyFix) or any(isinstance(a, LazyFix) for a in f.alternatives)
-
-
-def _moved_for_rebuild(f, shift):
-    """A copy of a kept finding with a lazy fix, moved by the edit; its lazy fixes are left for
-    _rebuild_lazy to replace (moving them first would allocate what is thrown away)."""
-    import copy
-
-    end = shift.old_end
-    g = copy.copy(f)
-    g.start, g.end = shift.at(f.start), shift.at(f.end)
-    g.related = [r if r.path is not None or r.end < end else dataclasses.replace(r, start=shift.at(r.start), end=shift.at(r.end))
-                 for r in f.related]
-    g.fix = f.fix if f.fix is None or isinstance(f.fix, LazyFix) else incremental.shift_fix(f.fix, shift)
-    g.alternatives = tuple(a if isinstance(a, LazyFix) else incremental.shift_fix(a, shift) for a in f.alternatives)
-    g.lazy_fresh = True
-    return g
-
-
-def _rebuild_lazy(result: Result, source: Source, config, project) -> None:
-    """Every lazy fix builds its edits from a full analysis of this text, on first use: a plan
-    made on the blanked text, or on the text before the edit, may read what is no longer there.
-    Findings are replaced by copies, but those made fresh for this result (to_real, _moved_for_rebuild)."""
-    full: list = []
-
-    def findings():
-        if not full:
-            full.append(analyze(Source(source.data, source.path), config, project=project).findings)
-        return full[0]
-
-    def rebuilt(f, fix, alt: int):
-        def build():
-            for g in findings():
-                if (g.code, g.start, g.end) == (f.code, f.start, f.end):
-                    other = g.fix if alt < 0 else (g.alternatives[alt] if alt < len(g.alternatives) else None)
-                    if other is not None and other.title == fix.title:
-                        edits = other.edits
-                        if getattr(other, "failed", None):
-                            raise RuntimeError(other.failed)  # failed there: fails here too
-                        return edits
-            raise LookupError(f"no fix '{fix.title}' at {f.start} in a full analysis")
-        return LazyFix(fix.title, fix.applicability, build, fix.other_files, fix.snippet, fix.basis)
-
-    import copy
-
-    for k, f in enumerate(result.findings):
-        if not _lazy(f):
-            continue
-        g = f if f.__dict__.pop("lazy_fresh", False) else copy.copy(f)
-        if isinstance(f.fix, LazyFix):
-            g.fix = rebuilt(f, f.fix, -1)
-        g.alternatives = tuple(rebuilt(f, a, i) if isinstance(a, LazyFix) else a for i, a in enumerate(f.alternatives))
-        result.findings[k] = g
-
-
 class _Map:
     """Offsets of the compact text -> the file's: (compact start, file start, length) per kept chunk."""
 
@@ -810,8 +757,11 @@ class _Map:
             related.append(r)
         fixes = []
         for fix in (f.fix, *f.alternatives):
-            if fix is None or isinstance(fix, LazyFix):
-                fixes.append(fix)  # rebuilt from a full analysis (_rebuild_lazy)
+            if fix is None:
+                fixes.append(fix)
+                continue
+            if isinstance(fix, LazyFix):  # planned on the compact text: never built from here
+                fixes.append(LazyFix(fix.title, fix.applicability, _unbuildable, fix.other_files, fix.snippet, fix.basis))
                 continue
             edits = []
             for e in fix.edits:
@@ -824,9 +774,11 @@ class _Map:
             fixes.append(dataclasses.replace(fix, edits=tuple(edits)))
         g = copy.copy(f)
         g.start, g.end, g.related, g.fix, g.alternatives = start, end, related, fixes[0], tuple(fixes[1:])
-        if _lazy(g):
-            g.lazy_fresh = True  # a copy of its own: _rebuild_lazy replaces its fixes in place
         return g
+
+
+def _unbuildable():
+    raise RuntimeError("a slice's fix is built from a full analysis (AotiServer.result(doc, full=True))")
 
 
 def _labels_mapped(ctx, starts, compact_starts, kept, wanted, jagged):

@@ -108,14 +108,16 @@ class AotiServer(LanguageServer):
             cfg = configmod.Config()
         return cfg.with_overrides(select=self.settings.get("select"), ignore=self.settings.get("ignore"))
 
-    def result(self, doc: Document) -> Result:
+    def result(self, doc: Document, full: bool = False) -> Result:
+        """The document's findings. `full`: from an analysis of the whole text, whose lazy fixes
+        can be built (a slice's, or one moved from it, are planned on other texts: slice.py)."""
         cfg = self.config_for(doc.path)
         key = (doc.version, doc.revision, self.project.version, cfg)
         cached = self._results.get(doc.uri)
-        if cached and cached[0] == key:
+        if cached and cached[0] == key and not (full and getattr(cached[1], "partial", False)):
             return cached[1]
         source = doc.source()
-        if not doc.too_large:
+        if not doc.too_large and not full:
             hit = self.analysed.reuse(doc.uri, source, cfg, self.project.version, provisional=True)
             result = incremental.shift_result(hit[1], hit[0]) if hit is not None else None
             if result is not None:  # a keystroke in code no rule sees: the last findings, moved
@@ -129,7 +131,7 @@ class AotiServer(LanguageServer):
         # own file's is never read: it has its own facts)
         self.flush_summaries(skip=os.path.abspath(doc.path))
         key = (doc.version, doc.revision, self.project.version, cfg)
-        if not doc.too_large:  # an edit inside a few statements: only what they touch (slice.py)
+        if not doc.too_large and not full:  # an edit inside a few statements: only what they touch (slice.py)
             result = self.sliced.result(doc.uri, source, cfg, self.project)
             if result is not None:
                 chunks = getattr(result, "chunks", None)
@@ -644,7 +646,7 @@ def _lazy_finding(ls: AotiServer, doc: Document, code, rng, title):
     if not isinstance(title, str) or not isinstance(rng, dict):
         return None
     found = []
-    for f in ls.result(doc).findings:
+    for f in ls.result(doc, full=True).findings:
         fix = next((x for x in (f.fix, *f.alternatives) if isinstance(x, LazyFix) and x.title == title), None)
         if f.code == code and fix is not None:
             found.append((f, fix))
