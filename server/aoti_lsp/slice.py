@@ -526,7 +526,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             return _no("kept finding names the edit")
         if shift.lines and any(incremental.LINE_CITED.search(t) for t in (f.message, *(r.message for r in f.related))):
             return _no("lines moved under a cited line")
-        g = incremental.shift_finding(f, shift)
+        g = incremental.shift_finding(f, shift, partial=True)
         origin[id(g)] = k
         findings.append(g)
     for f in part.findings:
