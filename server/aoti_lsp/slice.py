@@ -132,6 +132,8 @@ class Entry:
         self.infos: list = []
         self.pieces: list[Piece] = []
         self.labels: list[frozenset[str]] = []
+        self._by_label: tuple | None = None  # (labels, label -> chunks): rebuilt when they change
+        self._ambient: tuple | None = None
         self.graph: _Graph | None = None
         self.gates: tuple[bool, ...] = ()
         self.guards: frozenset[int] = frozenset()
@@ -141,6 +143,20 @@ class Entry:
         # slice until none is broken)
         self.broken: frozenset[int] = frozenset()
         self.tainted: frozenset[int] = frozenset()
+
+    def by_label(self) -> dict[str, set[int]]:
+        if self._by_label is None or self._by_label[0] is not self.labels:
+            out: dict[str, set[int]] = {}
+            for j, labels in enumerate(self.labels):
+                for label in labels:
+                    out.setdefault(label, set()).add(j)
+            self._by_label = (self.labels, out)
+        return self._by_label[1]
+
+    def ambient(self) -> list[int]:
+        if self._ambient is None or self._ambient[0] is not self.pieces:
+            self._ambient = (self.pieces, [j for j, piece in enumerate(self.pieces) if piece.ambient])
+        return self._ambient[1]
 
     def build(self, tokens) -> bool:
         root = self.source.tree.root_node
@@ -439,10 +455,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             others = [j for j in graph.binders.get(name, ()) if j not in edited]
             if len([j for j in others if name not in pieces[j].nones and name not in pieces[j].setters]) < 2:
                 affected.update(others)
-    by_label: dict[str, set[int]] = {}
-    for j, labels in enumerate(entry.labels):
-        for label in labels:
-            by_label.setdefault(label, set()).add(j)
+    by_label = entry.by_label()
     for c in list(changed):
         for label in entry.labels[c]:
             affected |= by_label[label]
@@ -460,7 +473,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             kept |= graph.readers_of(c)
         for label in entry.labels[c]:
             kept |= by_label[label]
-    ambient = [j for j, piece in enumerate(pieces) if piece.ambient]
+    ambient = entry.ambient()  # an edit of one is refused above: the same chunks after it
     for i in edited:  # an alias of a file-wide call, read or no longer read
         if any(j in ambient for j in graph.binders_of(i) | graph.binders_of(i, entry.pieces[i])):
             return _no("edit of a file-wide call")
@@ -548,9 +561,12 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     entry.result.__dict__.pop("moved", None)  # no chain of every result since the last analysis
     result.origin = [origin.get(id(f)) for f in findings]
 
-    labels = list(entry.labels[:p]) + [frozenset()] * (n - q - p) + list(entry.labels[n - q:])
-    for c in affected:
-        labels[c] = new_labels[c]
+    if set(edited) <= affected and all(new_labels[c] == entry.labels[c] for c in affected):
+        labels = entry.labels  # the same list: Entry.by_label() stays
+    else:
+        labels = list(entry.labels[:p]) + [frozenset()] * (n - q - p) + list(entry.labels[n - q:])
+        for c in affected:
+            labels[c] = new_labels[c]
     kept_source = Source(new, source.path)  # its tree, if ever read (Entry.build), parsed then
     entry.source, entry.result = kept_source, result
     entry.starts, entry.ends, entry.infos, entry.pieces, entry.labels = starts, ends, infos, pieces, labels

@@ -9,6 +9,7 @@ diagnostics never build it."""
 from __future__ import annotations
 
 import os
+from bisect import bisect_left, bisect_right
 
 from lsprotocol import types
 
@@ -152,10 +153,10 @@ def moved_diagnostics(old: list[types.Diagnostic], findings: list[Finding], shif
             out.append(make(f))
             continue
         d = old[k]
-        lines = _lines_of(d, uri)
-        if all(ln < first for ln in lines) or (shift.lines == 0 and not any(first <= ln <= last for ln in lines)):
+        lines = _lines_cached(d, uri)
+        if lines[-1] < first or (shift.lines == 0 and bisect_left(lines, first) == bisect_right(lines, last)):
             out.append(d)
-        elif all(ln > last for ln in lines):
+        elif lines[0] > last:
             out.append(_move_lines(d, shift.lines, uri))
         else:
             out.append(make(f))
@@ -214,6 +215,18 @@ def _key(f: Finding, at) -> tuple:
 
     return (f.code, f.message, at(f.start), at(f.end), f.severity, f.deprecated, f.unnecessary,
             tuple((at(r.start), at(r.end), r.message) for r in f.related), fix_key(f.fix), tuple(map(fix_key, f.alternatives)))
+
+
+_LINES: dict[int, tuple] = {}  # id(diagnostic) -> (it, its lines sorted): kept ones are asked every keystroke
+
+
+def _lines_cached(d: types.Diagnostic, uri: str) -> tuple[int, ...]:
+    hit = _LINES.get(id(d))
+    if hit is None or hit[0] is not d or hit[1] != uri:
+        if len(_LINES) > 200_000:
+            _LINES.clear()
+        hit = _LINES[id(d)] = (d, uri, tuple(sorted(set(_lines_of(d, uri)))))
+    return hit[2]
 
 
 def _lines_of(d: types.Diagnostic, uri: str) -> list[int]:
