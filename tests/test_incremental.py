@@ -253,7 +253,6 @@ def test_server_settles_a_guessed_syntax_error_with_the_files_tree():
     helper's own parse); tree-sitter's recovery of the whole file swallows the deprecated call
     after it, and verify_results() (what the server runs once typing settles) makes the result
     that of a full analysis."""
-    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
     from aoti_lsp.lsp.documents import Document
     from aoti_lsp.lsp.server import AotiServer
     from lsprotocol import types

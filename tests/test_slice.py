@@ -348,7 +348,6 @@ def test_quick_fix_after_a_slice_comes_from_a_full_analysis():
     it would write the old arguments back."""
     from aoti_lsp.lsp import server as server_mod
     from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-    from aoti_lsp.lsp.convert import lsp_range
     from aoti_lsp.lsp.documents import Document
     from lsprotocol import types
 
@@ -386,3 +385,35 @@ def test_quick_fix_after_a_slice_comes_from_a_full_analysis():
         assert "(x, )" in str(mine)
         resolved += 1
     assert resolved, "no lazy fix on the edited line"
+
+
+def test_a_pause_after_opening_prepares_the_slice():
+    """What the first keystroke in AOTI code would read (the statements, names, artifacts of the
+    last analysed text) is read when typing pauses (AotiServer.settled), and the keystroke after
+    it is sliced from it, equal to a fresh server's diagnostics."""
+    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+    from aoti_lsp.lsp.documents import Document
+    from aoti_lsp.lsp.server import AotiServer
+    from lsprotocol import types
+
+    text = _generated(120, 2500)
+    path = str(ROOT / "big_generated.py")
+    ls = AotiServer()
+    ls.caps = ResolvedClientCapabilities(related_information=True)
+    doc = ls.docs[Path(path).as_uri()] = Document(Path(path).as_uri(), path, text, 0)
+    ls.update_summary(doc.path, doc.source())
+    ls.diagnostics(doc)
+    assert ls.sliced._last[doc.uri].starts is None  # not read yet: the first keystroke would
+    ls.settled()
+    assert ls.sliced._last[doc.uri].starts is not None
+    line = next(i for i, l in enumerate(text.split("\n")) if "self.runner = torch._inductor.aoti_load_package(" in l)
+    at = types.Position(line, 8)
+    doc.apply([types.TextDocumentContentChangePartial(range=types.Range(at, at), text="x")], 1, "utf-16")
+    ls.update_summary(doc.path, doc.source(), defer=True)
+    items = ls.diagnostics(doc)
+    assert getattr(ls.result(doc), "sliced", None) is not None
+    fresh = AotiServer()
+    fresh.caps = ls.caps
+    other = Document(doc.uri, path, doc.data.decode(), 1)
+    fresh.update_summary(other.path, other.source())
+    assert items == fresh.diagnostics(other)

@@ -13,7 +13,6 @@ this equals a full analysis.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import re
 from bisect import bisect_left, bisect_right

@@ -324,6 +324,20 @@ class Slicer:
     def forget(self, key: str) -> None:
         self._last.pop(key, None)
 
+    def prepare(self, key: str) -> None:
+        """Read the last analysed text's statements, names and artifacts now (the server does it
+        when typing pauses), not in the first keystroke after an analysis (~0.1-0.6 s for 20k
+        lines, the first time most of it)."""
+        entry = self._last.get(key)
+        if entry is None or entry.starts is not None:
+            return
+        try:
+            built = entry.build(incremental.anchor_tokens(entry.config))
+        except RecursionError:
+            built = False
+        if not built:
+            self.forget(key)
+
     def settled(self, key: str, data: bytes) -> None:
         """Typing settled on `data`, which gets a full analysis: a provisional entry of another
         text is forgotten (a slice from it would be provisional again); of this one it is kept
@@ -758,7 +772,6 @@ class _Map:
 
     def finding(self, f):
         import copy
-        import dataclasses
 
         start, end = self.at(f.start), self.at(f.end)
         if start is None or end is None:

@@ -64,9 +64,7 @@ def cancel(ls, uri: str) -> None:
 
 
 def settle(ls) -> None:
-    """Once typing pauses, store the summaries that keystrokes left with old offsets, check
-    the results kept through syntax errors, and refresh the documents whose diagnostics may
-    have changed (related locations point into the edited file)."""
+    """Once typing pauses (SETTLE_S), the server's deferred work: AotiServer.settled()."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # called outside the server's loop (a benchmark, a test): nothing to wait for
@@ -79,9 +77,7 @@ def settle(ls) -> None:
         await asyncio.sleep(SETTLE_S)
         ls.pending.pop("<settle>", None)
         try:
-            changed = ls.flush_summaries()
-            if ls.verify_results() | changed:
-                ls.refresh_all()
+            ls.settled()
         except Exception as exc:  # keep serving
             log.exception("settle failed")
             ls.window_log_message(types.LogMessageParams(types.MessageType.Error, f"aoti-lsp: settle failed: {exc!r}"))

@@ -88,6 +88,7 @@ class AotiServer(LanguageServer):
         self.summarized = incremental.Tracker()
         self.sliced = slice_mod.Slicer()
         self.stale: dict[str, Source] = {}  # path -> its text, when its stored summary's offsets are old
+        all_rules()  # the rules and what they import, loaded at start, not in the first file's analysis
 
     # -- state ---------------------------------------------------------------------------
     @property
@@ -287,6 +288,17 @@ class AotiServer(LanguageServer):
                 wrong = True
         return wrong
 
+    def settled(self) -> None:
+        """Once typing pauses: store the summaries keystrokes deferred, replace the results kept
+        through syntax errors that the file's tree does not confirm, refresh the documents whose
+        diagnostics may have changed (related locations point into edited files), and read what
+        the next keystroke's slice needs of each open file (slice.py)."""
+        changed = self.flush_summaries()
+        if self.verify_results() | changed:
+            self.refresh_all()
+        for doc in list(self.docs.values()):
+            self.sliced.prepare(doc.uri)
+
     def recheck(self, doc: Document, typing: bool = False) -> None:
         """After a document changed: its summary first (other files may depend on it; while
         `typing`, once typing settles), then its diagnostics, or every open document's when the
@@ -295,8 +307,7 @@ class AotiServer(LanguageServer):
         self.publish(doc)
         if changed:
             self.refresh_all(skip=doc.uri)
-        if self.stale:
-            guards.settle(self)
+        guards.settle(self)  # the deferred work, once typing pauses
 
     def is_open(self, path: str) -> bool:
         return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
