@@ -12,6 +12,7 @@ import importlib.util
 import random
 from pathlib import Path
 
+import inprocess
 import pytest
 from aoti_lsp import incremental
 from aoti_lsp.config import Config
@@ -181,22 +182,12 @@ def test_a_name_relevant_code_reads_is_never_kept():
 def test_server_diagnostics_after_edits_match_a_fresh_server():
     """The editor's path: Document edits (a deferred, incremental reparse), the kept result,
     the kept or moved LSP diagnostics. Each must equal what a fresh server computes."""
-    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-    from aoti_lsp.lsp.documents import Document
-    from aoti_lsp.lsp.server import AotiServer
     from lsprotocol import types
-
-    def server():
-        ls = AotiServer()
-        ls.caps = ResolvedClientCapabilities(related_information=True)
-        return ls
 
     text = _generated(120, 2500)
     path = str(ROOT / "big_generated.py")  # never written: the document is the editor's
-    ls = server()
-    doc = Document(Path(path).as_uri(), path, text, 0)
-    ls.update_summary(doc.path, doc.source())
-    ls.diagnostics(doc)
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text)
     rng, moved = random.Random(11), 0
     for version in range(1, 61):
         new = _edit(rng, text)
@@ -215,10 +206,7 @@ def test_server_diagnostics_after_edits_match_a_fresh_server():
             ls.flush_summaries()
             ls.verify_results()
             items = ls.diagnostics(doc)
-        fresh = server()
-        other = Document(doc.uri, path, text, version)
-        fresh.update_summary(other.path, other.source())
-        assert items == fresh.diagnostics(other), f"edit {version}: kept diagnostics differ from a fresh server's"
+        assert items == inprocess.fresh_diagnostics(doc), f"edit {version}: kept diagnostics differ from a fresh server's"
     assert moved >= 10, f"only {moved} of 60 edits kept their analysis"
 
 

@@ -13,6 +13,7 @@ import random
 import re
 from pathlib import Path
 
+import inprocess
 from aoti_lsp import slice as slice_mod
 from aoti_lsp.config import Config
 from aoti_lsp.engine import analyze
@@ -162,29 +163,12 @@ def test_server_verifies_a_provisional_slice():
     """A provisional slice's result is replaced by a full analysis once typing settles
     (verify_results): the diagnostics then equal a fresh server's; deleting the typo is sliced
     from the provisional entry and is exact."""
-    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-    from aoti_lsp.lsp.documents import Document
-    from aoti_lsp.lsp.server import AotiServer
     from lsprotocol import types
-
-    def server():
-        ls = AotiServer()
-        ls.caps = ResolvedClientCapabilities(related_information=True)
-        return ls
-
-    def fresh_items(text, version):
-        fresh = server()
-        other = Document(doc.uri, path, text, version)
-        fresh.update_summary(other.path, other.source())
-        return fresh.diagnostics(other)
 
     text = _generated(120, 2500)
     path = str(ROOT / "provisional_generated.py")  # never written
-    ls = server()
-    doc = Document(Path(path).as_uri(), path, text, 0)
-    ls.docs[doc.uri] = doc  # open: verify_results reads the open documents
-    ls.update_summary(doc.path, doc.source())
-    ls.diagnostics(doc)
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text)
     lines = text.split("\n")
     line = next(i for i, t in enumerate(lines) if "self.runner = torch._inductor.aoti_load_package(" in t)
     col = len(lines[line])
@@ -205,7 +189,7 @@ def test_server_verifies_a_provisional_slice():
         else:
             assert not result.provisional
             ls.flush_summaries()
-        assert items == fresh_items(doc.source().data.decode(), version), f"keystroke {version}: differs"
+        assert items == inprocess.fresh_diagnostics(doc), f"keystroke {version}: differs"
 
 
 def test_generated_file_random_aoti_edits():
@@ -254,22 +238,12 @@ def test_server_diagnostics_of_sliced_edits_match_a_fresh_server():
     moved (lsp/convert.moved_diagnostics, `origin`) and make the others: each must equal what a
     fresh server computes."""
     from aoti_lsp import incremental
-    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-    from aoti_lsp.lsp.documents import Document
-    from aoti_lsp.lsp.server import AotiServer
     from lsprotocol import types
-
-    def server():
-        ls = AotiServer()
-        ls.caps = ResolvedClientCapabilities(related_information=True)
-        return ls
 
     text = _generated(120, 2500)
     path = str(ROOT / "big_generated.py")  # never written: the document is the editor's
-    ls = server()
-    doc = Document(Path(path).as_uri(), path, text, 0)
-    ls.update_summary(doc.path, doc.source())
-    ls.diagnostics(doc)
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text)
     rng, sliced, clean = random.Random(7), 0, text
     for version in range(1, 41):
         new = clean if text != clean else _edit(rng, text)
@@ -288,10 +262,7 @@ def test_server_diagnostics_of_sliced_edits_match_a_fresh_server():
         if not doc.source().tree.root_node.has_error:
             clean = text
         sliced += getattr(ls.result(doc), "sliced", None) is not None
-        fresh = server()
-        other = Document(doc.uri, path, text, version)
-        fresh.update_summary(other.path, other.source())
-        assert items == fresh.diagnostics(other), f"edit {version}: diagnostics differ from a fresh server's"
+        assert items == inprocess.fresh_diagnostics(doc), f"edit {version}: diagnostics differ from a fresh server's"
     assert sliced >= 8, f"only {sliced} of 40 edits were sliced"
 
 
@@ -299,15 +270,7 @@ def test_server_slices_between_keystrokes_elsewhere_match_a_fresh_server():
     """Keystrokes in other code (incremental.py moves the findings) between keystrokes in AOTI code
     (sliced): the slice's diagnostics are moved from what the editor shows, through the analysis
     both come from (`base`, `origin`). Each must equal what a fresh server computes."""
-    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-    from aoti_lsp.lsp.documents import Document
-    from aoti_lsp.lsp.server import AotiServer
     from lsprotocol import types
-
-    def server():
-        ls = AotiServer()
-        ls.caps = ResolvedClientCapabilities(related_information=True)
-        return ls
 
     text = _generated(120, 2500)
     lines = text.split("\n")
@@ -315,10 +278,8 @@ def test_server_slices_between_keystrokes_elsewhere_match_a_fresh_server():
     other = [i for i, l in enumerate(lines) if l.startswith("    total = 0")]
     assert aoti and other
     path = str(ROOT / "big_generated.py")
-    ls = server()
-    doc = Document(Path(path).as_uri(), path, text, 0)
-    ls.update_summary(doc.path, doc.source())
-    ls.diagnostics(doc)
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text)
     rng, version, sliced = random.Random(3), 0, 0
     for k in range(24):
         line = rng.choice(aoti if k % 2 == 0 else other)
@@ -331,10 +292,7 @@ def test_server_slices_between_keystrokes_elsewhere_match_a_fresh_server():
         ls.update_summary(doc.path, doc.source(), defer=True)
         items = ls.diagnostics(doc)
         sliced += getattr(ls.result(doc), "sliced", None) is not None and k % 2 == 0
-        fresh = server()
-        again = Document(doc.uri, path, doc.data.decode(), version)
-        fresh.update_summary(again.path, again.source())
-        assert items == fresh.diagnostics(again), f"keystroke {k}: diagnostics differ from a fresh server's"
+        assert items == inprocess.fresh_diagnostics(doc), f"keystroke {k}: diagnostics differ from a fresh server's"
         lines = doc.data.decode().split("\n")
         aoti = [i for i, l in enumerate(lines) if "self.runner = torch._inductor.aoti_load_package(" in l]
         other = [i for i, l in enumerate(lines) if l.startswith("    total = 0")]
@@ -347,32 +305,22 @@ def test_quick_fix_after_a_slice_comes_from_a_full_analysis():
     fresh server's. The edit here is inside the call the migration rewrites: a plan made before
     it would write the old arguments back."""
     from aoti_lsp.lsp import server as server_mod
-    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-    from aoti_lsp.lsp.documents import Document
     from lsprotocol import types
-
-    def server():
-        ls = server_mod.AotiServer()
-        ls.caps = ResolvedClientCapabilities(related_information=True)
-        return ls
 
     text = _generated(120, 2500)
     call = "    so_path = torch._inductor.aot_compile(model, (x,))"
     at = text.index(call) + len(call) - 2  # between `,` and `)`
     path = str(ROOT / "big_generated.py")
-    ls = server()
-    doc = ls.docs[Path(path).as_uri()] = Document(Path(path).as_uri(), path, text, 0)
-    ls.update_summary(doc.path, doc.source())
-    ls.diagnostics(doc)
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text)
     line, col = doc.lines.position(at, "utf-16")
     doc.apply([types.TextDocumentContentChangePartial(
         range=types.Range(types.Position(line, col), types.Position(line, col)), text=" ")], 1, "utf-16")
     ls.update_summary(doc.path, doc.source(), defer=True)
     items = ls.diagnostics(doc)
     assert getattr(ls.result(doc), "partial", False), "the keystroke was not sliced: the test proves nothing"
-    fresh = server()
-    other = fresh.docs[doc.uri] = Document(doc.uri, path, doc.data.decode(), 1)
-    fresh.update_summary(other.path, other.source())
+    fresh = inprocess.server()
+    other = inprocess.opened(fresh, doc.uri, path, doc.data.decode(), 1)
     assert items == fresh.diagnostics(other)
     resolved = 0
     for d in items:
@@ -391,18 +339,12 @@ def test_a_pause_after_opening_prepares_the_slice():
     """What the first keystroke in AOTI code would read (the statements, names, artifacts of the
     last analysed text) is read when typing pauses (AotiServer.settled), and the keystroke after
     it is sliced from it, equal to a fresh server's diagnostics."""
-    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
-    from aoti_lsp.lsp.documents import Document
-    from aoti_lsp.lsp.server import AotiServer
     from lsprotocol import types
 
     text = _generated(120, 2500)
     path = str(ROOT / "big_generated.py")
-    ls = AotiServer()
-    ls.caps = ResolvedClientCapabilities(related_information=True)
-    doc = ls.docs[Path(path).as_uri()] = Document(Path(path).as_uri(), path, text, 0)
-    ls.update_summary(doc.path, doc.source())
-    ls.diagnostics(doc)
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text)
     assert ls.sliced._last[doc.uri].starts is None  # not read yet: the first keystroke would
     ls.settled()
     assert ls.sliced._last[doc.uri].starts is not None
@@ -412,8 +354,4 @@ def test_a_pause_after_opening_prepares_the_slice():
     ls.update_summary(doc.path, doc.source(), defer=True)
     items = ls.diagnostics(doc)
     assert getattr(ls.result(doc), "sliced", None) is not None
-    fresh = AotiServer()
-    fresh.caps = ls.caps
-    other = Document(doc.uri, path, doc.data.decode(), 1)
-    fresh.update_summary(other.path, other.source())
-    assert items == fresh.diagnostics(other)
+    assert items == inprocess.fresh_diagnostics(doc)

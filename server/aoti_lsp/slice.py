@@ -495,8 +495,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     if len(kept) > MAX_SLICE * n > 25:
         return _no("slice too large")
 
-    # the blanked text: chunks outside the slice are spaces; a chunk sharing a line with a kept
-    # one is kept too (a trailing `# noqa`, `a = 1; b = 2`)
+    # a chunk sharing a line with a kept one is kept too (a trailing noqa comment, `a = 1; b = 2`)
     for j in sorted(kept):
         k = j - 1
         while k >= 0 and k not in kept and b"\n" not in new[ends[k]:starts[k + 1]]:
@@ -732,22 +731,21 @@ class _Graph:
 
     def forward(self, start: set[int]) -> set[int]:
         """`start` and every chunk whose meaning follows from them (readers, transitively)."""
-        out, todo = set(start), list(start)
-        while todo:
-            for i in self.readers_of(todo.pop()):
-                if i not in out:
-                    out.add(i)
-                    todo.append(i)
-        return out
+        return _closure(start, self.readers_of)
 
     def backward(self, start: set[int]) -> set[int]:
-        out, todo = set(start), list(start)
-        while todo:
-            for j in self.binders_of(todo.pop()):
-                if j not in out:
-                    out.add(j)
-                    todo.append(j)
-        return out
+        """`start` and every chunk they read, transitively."""
+        return _closure(start, self.binders_of)
+
+
+def _closure(start: set[int], step) -> set[int]:
+    out, todo = set(start), list(start)
+    while todo:
+        for j in step(todo.pop()):
+            if j not in out:
+                out.add(j)
+                todo.append(j)
+    return out
 
 
 class _Map:
@@ -776,14 +774,9 @@ class _Map:
         start, end = self.at(f.start), self.at(f.end)
         if start is None or end is None:
             return None
-        related = []
-        for r in f.related:
-            if r.path is None:
-                a, b = self.at(r.start), self.at(r.end)
-                if a is None or b is None:
-                    return None
-                r = dataclasses.replace(r, start=a, end=b)
-            related.append(r)
+        related = self._places(f.related)
+        if related is None:
+            return None
         fixes = []
         for fix in (f.fix, *f.alternatives):
             if fix is None:
@@ -792,18 +785,26 @@ class _Map:
             if isinstance(fix, LazyFix):  # planned on the compact text: never built from here
                 fixes.append(LazyFix(fix.title, fix.applicability, _unbuildable, fix.other_files, fix.snippet, fix.basis))
                 continue
-            edits = []
-            for e in fix.edits:
-                if e.path is None:
-                    a, b = self.at(e.start), self.at(e.end)
-                    if a is None or b is None:
-                        return None
-                    e = dataclasses.replace(e, start=a, end=b)
-                edits.append(e)
+            edits = self._places(fix.edits)
+            if edits is None:
+                return None
             fixes.append(dataclasses.replace(fix, edits=tuple(edits)))
         g = copy.copy(f)
         g.start, g.end, g.related, g.fix, g.alternatives = start, end, related, fixes[0], tuple(fixes[1:])
         return g
+
+    def _places(self, items) -> list | None:
+        """Related places or edits in this file, at their offsets in the file (None: one is not
+        inside the slice's text)."""
+        out = []
+        for x in items:
+            if x.path is None:
+                a, b = self.at(x.start), self.at(x.end)
+                if a is None or b is None:
+                    return None
+                x = dataclasses.replace(x, start=a, end=b)
+            out.append(x)
+        return out
 
 
 def _unbuildable():

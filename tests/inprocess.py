@@ -1,0 +1,28 @@
+"""The language server's own functions in this process (no stdio): for tests that follow a
+document through edits and compare its diagnostics with what a fresh server computes."""
+
+from __future__ import annotations
+
+from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+from aoti_lsp.lsp.documents import Document
+from aoti_lsp.lsp.server import AotiServer
+
+
+def server() -> AotiServer:
+    ls = AotiServer()
+    ls.caps = ResolvedClientCapabilities(related_information=True)
+    return ls
+
+
+def opened(ls: AotiServer, uri: str, path: str, text: str, version: int = 0) -> Document:
+    """The document opened (its summary stored, its diagnostics made), as didOpen does."""
+    doc = ls.docs[uri] = Document(uri, path, text, version)
+    ls.update_summary(doc.path, doc.source())
+    ls.diagnostics(doc)
+    return doc
+
+
+def fresh_diagnostics(doc: Document) -> list:
+    """What a server that never saw the edits gives for the document's text."""
+    ls = server()
+    return ls.diagnostics(opened(ls, doc.uri, doc.path, doc.data.decode(), doc.version))
