@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import inprocess
+import pytest
 from aoti_lsp import slice as slice_mod
 from aoti_lsp.config import Config
 from aoti_lsp.engine import analyze
@@ -299,12 +300,13 @@ def test_server_slices_between_keystrokes_elsewhere_match_a_fresh_server():
     assert sliced >= 6, f"only {sliced} of 12 keystrokes in AOTI code were sliced"
 
 
-def test_quick_fix_after_a_slice_comes_from_a_full_analysis():
+@pytest.mark.parametrize("ask", ["resolve", "hover"])
+def test_quick_fix_after_a_slice_comes_from_a_full_analysis(ask):
     """A slice's lazy fixes were planned on other texts: the quick fix resolved after a sliced
-    keystroke (codeAction/resolve, hover) comes from a full analysis of the text, and equals a
-    fresh server's. The edit here is inside the call the migration rewrites: a plan made before
-    it would write the old arguments back."""
-    from aoti_lsp.lsp import server as server_mod
+    keystroke (codeAction/resolve), and the fix a hover shows, come from a full analysis of the
+    text and equal a fresh server's. The edit here is inside the call the migration rewrites: a
+    plan made before it would write the old arguments back."""
+    from aoti_lsp.lsp import hover as hover_mod, server as server_mod
     from lsprotocol import types
 
     text = _generated(120, 2500)
@@ -322,17 +324,15 @@ def test_quick_fix_after_a_slice_comes_from_a_full_analysis():
     fresh = inprocess.server()
     other = inprocess.opened(fresh, doc.uri, path, doc.data.decode(), 1)
     assert items == fresh.diagnostics(other)
-    resolved = 0
-    for d in items:
-        fix = (d.data or {}).get("fix") or {}
-        if not fix.get("lazy") or d.range.start.line != line:
-            continue
-        data = {"code": d.code, "range": server_mod._plain_range(d.range), "title": fix["title"]}
+    d = next(d for d in items if ((d.data or {}).get("fix") or {}).get("lazy") and d.range.start.line == line)
+    if ask == "hover":
+        mine, theirs = hover_mod.hover(ls, doc, d.range.start), hover_mod.hover(fresh, other, d.range.start)
+        assert mine is not None and mine == theirs
+    else:
+        data = {"code": d.code, "range": server_mod._plain_range(d.range), "title": d.data["fix"]["title"]}
         mine, theirs = server_mod._lazy_edit(ls, doc, data), server_mod._lazy_edit(fresh, other, data)
         assert mine is not None and mine == theirs
-        assert "(x, )" in str(mine)
-        resolved += 1
-    assert resolved, "no lazy fix on the edited line"
+    assert "(x, )" in str(mine)
 
 
 def test_a_pause_after_opening_prepares_the_slice():

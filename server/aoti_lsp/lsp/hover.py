@@ -160,8 +160,10 @@ def hover(ls, doc, position: types.Position) -> types.Hover | None:
         site = site_at(Context(source, ls.config_for(doc.path), ls.project), at)
     except Exception:  # the analysis is best effort here: a hover never fails because of it
         site = None
-    # full: the fix's edits are shown (a slice's lazy fixes are planned on other texts)
-    finding = next((f for f in ls.result(doc, full=True).findings if f.start <= at <= f.end), None)
+    finding = next((f for f in ls.result(doc).findings if f.start <= at <= f.end), None)
+    if finding is not None and finding.fix is not None and getattr(ls.result(doc), "partial", False):
+        # its edits are shown: a slice's lazy fixes are planned on other texts
+        finding = next((f for f in ls.result(doc, full=True).findings if f.start <= at <= f.end), None)
     if finding is not None:
         f, rule = finding, rule_by_code(finding.code)
         lines += ["" if lines else None, f"**aoti-lsp {f.code}**" + (f" ({rule.name})" if rule else "")]

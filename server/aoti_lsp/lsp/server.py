@@ -649,7 +649,7 @@ def _plain_range(rng: types.Range) -> dict:
             "end": {"line": rng.end.line, "character": rng.end.character}}
 
 
-def _lazy_finding(ls: AotiServer, doc: Document, code, rng, title):
+def _lazy_finding(ls: AotiServer, doc: Document, code, rng, title, full: bool = True):
     """(finding, its lazy fix) of the document's current result (the server's, for this
     version) with a diagnostic's code, fix title and range as the client sends it back: in the
     negotiated encoding, else read as UTF-8 columns (Neovim 0.7 sends byte columns whatever was
@@ -657,7 +657,7 @@ def _lazy_finding(ls: AotiServer, doc: Document, code, rng, title):
     if not isinstance(title, str) or not isinstance(rng, dict):
         return None
     found = []
-    for f in ls.result(doc, full=True).findings:
+    for f in ls.result(doc, full=full).findings:
         fix = next((x for x in (f.fix, *f.alternatives) if isinstance(x, LazyFix) and x.title == title), None)
         if f.code == code and fix is not None:
             found.append((f, fix))
@@ -674,7 +674,9 @@ def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fi
     of code_action, for a client that cannot resolve edits). None offered when the document's
     result has no such fix (the diagnostic is older than the text) or its build failed."""
     rng = _plain_range(diag.range)
-    found = _lazy_finding(ls, doc, code, rng, fix.get("title"))
+    # offered from the current result, a slice's too (its titles are a full analysis's); the
+    # edit is built on resolve, from a full analysis
+    found = _lazy_finding(ls, doc, code, rng, fix.get("title"), full=False)
     if found is None or found[1].failed:  # failed: its build was tried and raised (logged)
         return []
     return [types.CodeAction(
