@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
@@ -18,7 +19,7 @@ from aoti_lsp import slice as slice_mod
 from aoti_lsp import config as configmod
 from aoti_lsp.engine import Result, analyze
 from aoti_lsp import runner
-from aoti_lsp.cache import Cache
+from aoti_lsp.cache import Cache, content_hash
 from aoti_lsp.files import discover, find_root, rooted
 from aoti_lsp.findings import LazyFix
 from aoti_lsp.fixer import applicable, fix_source
@@ -88,6 +89,7 @@ class AotiServer(LanguageServer):
         self.summarized = incremental.Tracker()
         self.sliced = slice_mod.Slicer()
         self.stale: dict[str, Source] = {}  # path -> its text, when its stored summary's offsets are old
+        self.summarized_from: dict[str, tuple] = {}  # path -> (text hash, config) its stored summary is of
         all_rules()  # the rules and what they import, loaded at start, not in the first file's analysis
 
     # -- state ---------------------------------------------------------------------------
@@ -251,9 +253,16 @@ class AotiServer(LanguageServer):
             self.stale[path] = source  # the same summary but for offsets: stored later (flush_summaries)
             return False
         self.stale.pop(path, None)
+        made_of = _made_of(source.data, cfg) if source is not None else None
+        if made_of is not None and self.summarized_from.get(path) == made_of:
+            return False  # stored already, of this very text (the workspace index read it from disk)
+        self.summarized_from.pop(path, None)
         summary = {}
         if source is not None and not budget.too_large(len(source.data)):
-            summary = guards.bounded(lambda: summarize(source, cfg), None) or {}
+            summary = guards.bounded(lambda: summarize(source, cfg), None)
+            if summary is not None:
+                self.summarized_from[path] = made_of
+            summary = summary or {}
             self.summarized.remember(path, source, cfg, None)
         else:
             self.summarized.forget(path)
@@ -323,12 +332,26 @@ class AotiServer(LanguageServer):
             self.project.root = self.project.root or root
             cfg = rooted(self.config_for(root), root)
             files, _ = discover([root], cfg)
-            for path, summary in runner.index(files, cfg, Cache(root, cfg)):
+            cache = Cache(root, cfg)
+            for path, summary in runner.index(files, cfg, cache):
                 await asyncio.sleep(0)
                 if not self.is_open(path):  # the editor's buffer wins over the disk
                     changed |= self.project.update(os.path.abspath(path), summary)
+                    entry = cache.entries.get(cache.rel(path))
+                    if entry is not None:  # a buffer opened on the same text needs no summary of its own
+                        self.summarized_from[os.path.abspath(path)] = (entry.hash, _plain(cfg))
         if changed:
             self.refresh_all()
+
+
+def _plain(cfg: configmod.Config) -> configmod.Config:
+    """A config as a summary depends on it: the root relative patterns match from aside (the
+    workspace index roots its config; a document's is found from the file)."""
+    return dataclasses.replace(cfg, root=".")
+
+
+def _made_of(data: bytes, cfg: configmod.Config) -> tuple:
+    return content_hash(data), _plain(cfg)
 
 
 server = AotiServer()

@@ -1,0 +1,54 @@
+"""A file opened on the text the workspace index summarised gets no summary of its own: the
+server knows which text (and config) each stored summary is of. A different buffer does."""
+
+from __future__ import annotations
+
+import asyncio
+
+import inprocess
+from aoti_lsp.lsp import server as server_mod
+
+TEXT = """import torch
+
+so = torch._export.aot_compile(Net(), (torch.randn(2, 8),))
+runner = torch._export.aot_load(so, "cuda")
+"""
+
+
+def _counting(monkeypatch) -> list:
+    calls = []
+    real = server_mod.summarize
+
+    def summarize(source, cfg):
+        calls.append(source.path)
+        return real(source, cfg)
+
+    monkeypatch.setattr(server_mod, "summarize", summarize)
+    return calls
+
+
+def test_opening_the_indexed_text_reuses_its_summary(tmp_path, monkeypatch):
+    path = tmp_path / "serve.py"
+    path.write_text(TEXT)
+    ls = inprocess.server()
+    ls.roots = [str(tmp_path)]
+    asyncio.run(ls.index_workspace())
+    stored = dict(ls.project.summaries)
+    assert stored, "the index stored no summary: the test proves nothing"
+    calls = _counting(monkeypatch)
+    doc = inprocess.opened(ls, path.as_uri(), str(path), TEXT)
+    assert calls == [] and ls.project.summaries == stored
+    assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc)
+
+
+def test_a_buffer_unlike_the_disk_gets_its_own_summary(tmp_path, monkeypatch):
+    path = tmp_path / "serve.py"
+    path.write_text(TEXT)
+    ls = inprocess.server()
+    ls.roots = [str(tmp_path)]
+    asyncio.run(ls.index_workspace())
+    calls = _counting(monkeypatch)
+    edited = TEXT.replace('"cuda"', '"cpu"')
+    doc = inprocess.opened(ls, path.as_uri(), str(path), edited)
+    assert calls == [str(path)]
+    assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc)
