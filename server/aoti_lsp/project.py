@@ -77,13 +77,25 @@ class Project:
         else:
             self.summaries.pop(path, None)
         self.version += 1
+        self.__dict__.setdefault("stamps", {})[path] = self.version
         return True
 
     def remove(self, path: str) -> bool:
         if self.summaries.pop(path, None) is not None:
             self.version += 1
+            self.__dict__.setdefault("stamps", {})[path] = self.version
             return True
         return False
+
+    def others(self, path: str) -> tuple:
+        """When each file but `path` last changed its summary (slice.py: a slice of `path` holds
+        while none did), and the root."""
+        here = os.path.abspath(path)
+
+        def build():
+            stamps = self.__dict__.get("stamps", {})
+            return tuple(sorted((p, v) for p, v in stamps.items() if os.path.abspath(p) != here)) + (self.root,)
+        return self.memo(f"others {here} {self.root}", build)  # per keystroke: rebuilt only when a summary changed
 
     def of(self, code: str) -> dict[str, Any]:
         """path -> summary of one rule, across the project."""

@@ -363,13 +363,9 @@ class Slicer:
 
 
 def _others(project, path) -> tuple:
-    """What the analysis reads of the project besides this file's own summary: others' summaries."""
-    if project is None:
-        return ()
-    import os
-
-    here = os.path.abspath(path)
-    return tuple(sorted((p, id(s)) for p, s in project.summaries.items() if os.path.abspath(p) != here)) + (project.root,)
+    """What the analysis reads of the project besides this file's own summary: others' summaries
+    (when each last changed: an id() of a summary could be a freed one's, reused)."""
+    return () if project is None else project.others(path)
 
 
 WHY: dict[str, int] = {}  # why slices were refused, for tests and measurements
