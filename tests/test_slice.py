@@ -355,3 +355,21 @@ def test_a_pause_after_opening_prepares_the_slice():
     items = ls.diagnostics(doc)
     assert getattr(ls.result(doc), "sliced", None) is not None
     assert items == inprocess.fresh_diagnostics(doc)
+
+
+def test_non_ascii_names_link_statements():
+    """`dévice` read whole (not `d` and `vice`): the statement that reads it is linked to the one
+    that binds it, as for any name. The constant is the compile's device: editing it changes
+    the finding."""
+    text = ("import torch\n\ndévice = \"cuda\"\n\n\n"
+            "class Net(torch.nn.Module):\n    def forward(self, x):\n        return x.relu()\n\n\n"
+            "ep = torch.export.export(Net(), (torch.randn(3, 8, device=dévice),))\n"
+            "pkg = torch._inductor.aoti_compile_and_package(ep, package_path=\"m.pt2\")\n"
+            "runner = torch._inductor.aoti_load_package(pkg)\n"
+            "out = runner(torch.randn(3, 8))\n")
+    assert analyze(Source(text.encode(), "t.py")).findings, "no finding to change: the test proves nothing"
+    edited = text.replace('dévice = "cuda"', 'dévice = "cpu"')
+    assert not analyze(Source(edited.encode(), "t.py")).findings
+    log: list = []
+    _walk(text, "t.py", 0, 0, edits=[lambda t: edited], log=log)  # each sliced result checked there
+    assert log == [True], f"not sliced: {log} {slice_mod.WHY}"

@@ -27,7 +27,7 @@ from aoti_lsp.source import parser
 # a name a statement may read: not an attribute (`self.mean` reads no module name `mean`);
 # non-ASCII bytes belong to names (`café`), as the tree's bindings spell them
 WORD = re.compile(rb"(?<![.A-Za-z0-9_\x80-\xff])[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*")
-GLOBAL = re.compile(rb"\bglobal\s+([A-Za-z_][\w \t,]*)")
+GLOBAL = re.compile(rb"\bglobal\s+([A-Za-z_\x80-\xff][\w\x80-\xff \t,]*)")
 DEFS = ("function_definition", "class_definition", "decorated_definition")
 # AOTI202's triggers are any shape test (`len(`, `numel`): they matter only inside a forward
 # or a function such a chunk calls, which the relevance closure reaches through names
@@ -118,7 +118,7 @@ def _info(text: bytes, node: Node, tokens: tuple[bytes, ...]) -> Info:
         # names bound at module level by an assignment or import: constants other files read
         root = bool(binds) or node.type in ("import_statement", "import_from_statement")
     for m in GLOBAL.finditer(text):
-        binds.update(n.strip() for n in m.group(1).decode().split(",") if n.strip())
+        binds.update(n.strip() for n in m.group(1).decode("utf-8", "replace").split(",") if n.strip())
     if b"import *" in text or b"globals()" in text or b"exec(" in text:
         root = True  # names bound where this analysis cannot see
     sound = not node.has_error and node.type != "ERROR" and node.start_point.column == 0

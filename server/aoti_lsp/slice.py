@@ -52,11 +52,10 @@ from aoti_lsp.facts import MARK_DYNAMIC, SET_DEFAULT, SET_DTYPE
 from aoti_lsp.findings import LazyFix
 from aoti_lsp.source import Source
 
-FREE = re.compile(rb"(?<![\w.])[A-Za-z_]\w*")  # a name not after a dot (`self.runner`: not `runner`)
-NONE = re.compile(rb"([A-Za-z_]\w*)\s*=\s*None\b")
+FREE = incremental.WORD  # a name not after a dot (`self.runner`: not `runner`); `café` whole
+NONE = re.compile(rb"([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*)\s*=\s*None\b")
 DEFINITE = {"expression_statement", "import_statement", "import_from_statement", "function_definition",
             "class_definition", "decorated_definition", "future_import_statement"}
-BLANK = bytes(b if b in b"\r\n" else 32 for b in range(256))
 # calls read file-wide, wherever they stand (devices.py: the default device and dtype, dynamic
 # dims): a chunk spelling one is always in the slice, and an edit of one is never sliced
 AMBIENT = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in (*SET_DEFAULT, *SET_DTYPE, *MARK_DYNAMIC)}))
@@ -110,16 +109,16 @@ def _piece(text: bytes, node, info: incremental.Info, tokens) -> Piece:
         stack.extend(n.named_children)
     for m in FREE.finditer(text):
         inside = any(s <= m.start() < e for s, e in funcs)
-        (later if inside else now).add(m.group().decode())
+        (later if inside else now).add(m.group().decode("utf-8", "replace"))
     # a function's own locals are not module names (Info.reads already drops them)
     later &= info.reads
     setters = set()
     for m in incremental.GLOBAL.finditer(text):
-        setters.update(n.strip() for n in m.group(1).decode().split(",") if n.strip())
+        setters.update(n.strip() for n in m.group(1).decode("utf-8", "replace").split(",") if n.strip())
     definite = node.type in DEFINITE and not setters
     hub = node.type == "import_statement" and not any(t in text for t in tokens) and b"*" not in text
     return Piece(info.binds, frozenset(now), frozenset(later), definite, frozenset(setters),
-                 frozenset(m.group(1).decode() for m in NONE.finditer(text)), hub, any(a in text for a in AMBIENT))
+                 frozenset(m.group(1).decode("utf-8", "replace") for m in NONE.finditer(text)), hub, any(a in text for a in AMBIENT))
 
 
 class Entry:
