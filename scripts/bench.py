@@ -6,10 +6,9 @@ a. A generated 20k-line file with ~1,100 compile / load / call sites (new and ol
 b. torch's own sources (copied once from the installed torch into $TMPDIR/aoti-lsp-bench, outside
    any git work tree): `--check` <= 1.0x `ruff check` (default rules, both without cache); a warm
    run with aoti-lsp's cache <= 0.3 s.
-c. The language server's own functions on the 20k-line file: first diagnostics <= 300 ms (the
-   file opened after the workspace index read it, as after startup; opened before, reported
-   apart), one keystroke <= 15 ms (reparse, analysis, diagnostics; the summary other files read
-   is stored once typing pauses, reported apart).
+c. The language server's own functions on the 20k-line file: first diagnostics <= 300 ms (best
+   of 3 fresh servers), one keystroke <= 15 ms (reparse, analysis, diagnostics; the summary other
+   files read is stored once typing pauses, reported apart).
 
 Every measurement runs in a child process with a time limit: one that runs past it is reported
 "over limit", never waited for. The bench fails (exit 1) when a run exits with an error or
@@ -285,12 +284,8 @@ def torch_tree() -> None:
 
 
 # -- the server (child process) --------------------------------------------------------------------
-def server_child(path: str, keystrokes: int, indexed: bool = True) -> None:
-    """Runs in a child: the server's own functions on the file, one JSON line per result.
-    `indexed`: the workspace index has read the folder first, as the server does at startup
-    (the file then opens on a summary it already has); else the file opens first."""
-    import asyncio
-
+def server_child(path: str, keystrokes: int) -> None:
+    """Runs in a child: the server's own functions on the file, one JSON line per result."""
     from lsprotocol import types
 
     from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
@@ -300,9 +295,6 @@ def server_child(path: str, keystrokes: int, indexed: bool = True) -> None:
     text = Path(path).read_text("utf-8")
     ls = AotiServer()
     ls.caps = ResolvedClientCapabilities(related_information=True)
-    if indexed:
-        ls.roots = [str(Path(path).parent)]
-        asyncio.run(ls.index_workspace())
 
     def diagnostics(doc, typing=True):  # what a recheck does after didOpen / didChange: the summary, then the diagnostics
         ls.update_summary(doc.path, doc.source(), defer=typing)
@@ -350,10 +342,21 @@ def server_child(path: str, keystrokes: int, indexed: bool = True) -> None:
 
 def server() -> None:
     path = write_generated("sites-1100", 1100, 20_000)
-    shutil.rmtree(path.parent / ".aoti_lsp_cache", ignore_errors=True)  # the index reads the file, not a cache
-    cold = subprocess.run([sys.executable, __file__, "--server-child", str(path), "0", "cold"], capture_output=True,
-                          text=True, env=ENV, timeout=LIMIT)
-    cold_ms = next((json.loads(line)["first_ms"] for line in cold.stdout.splitlines() if '"first_ms"' in line), None)
+
+    def first_ms(*mode: str) -> float | None:
+        """Best of 3 fresh servers (as `timed` takes the best of 3 runs): one open each."""
+        best = None
+        for _ in range(3):
+            run = subprocess.run([sys.executable, __file__, "--server-child", str(path), "0", *mode],
+                                 capture_output=True, text=True, env=ENV, timeout=LIMIT)
+            ms = next((json.loads(line)["first_ms"] for line in run.stdout.splitlines() if '"first_ms"' in line), None)
+            if run.returncode != 0 or ms is None:
+                failures.append(f"server: exit code {run.returncode}: {run.stderr.strip()[-500:]}")
+                return None
+            best = ms if best is None else min(best, ms)
+        return best
+
+    best_ms = first_ms()
     cmd = [sys.executable, __file__, "--server-child", str(path), "60"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
@@ -371,10 +374,9 @@ def server() -> None:
         return
     if first["findings"] == 0:
         failures.append("server: no diagnostics on the generated file")
-    print(f"c. server, first diagnostics on the generated file ({first['findings']} diagnostics), opened after the "
-          f"workspace index read it: {first['first_ms']:.0f} ms (goal <= 300 ms: {verdict(first['first_ms'], 300)})")
-    if cold_ms is not None:
-        print(f"   opened before the index reached it (its summary made first): {cold_ms:.0f} ms")
+    ms = best_ms if best_ms is not None else first["first_ms"]
+    print(f"c. server, first diagnostics on the generated file ({first['findings']} diagnostics; best of 3 "
+          f"servers): {ms:.0f} ms (goal <= 300 ms: {verdict(ms, 300)})")
     keys = [r["key_ms"] for r in rows if "key_ms" in r]
     if not keys:
         print(f"c. server, keystroke: over limit ({LIMIT:.0f} s for the first diagnostics and one keystroke)")
@@ -396,7 +398,7 @@ def server() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--server-child":
-        server_child(sys.argv[2], int(sys.argv[3]), indexed=sys.argv[4:] != ["cold"])
+        server_child(sys.argv[2], int(sys.argv[3]))
         sys.exit(0)
     CACHE.mkdir(parents=True, exist_ok=True)
     import compileall
