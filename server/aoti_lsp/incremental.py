@@ -344,15 +344,35 @@ def verify(state: State, source, config) -> State | None:
 def _window_chunks(window: bytes, lo: int, tokens) -> list[tuple[int, int, Info]] | None:
     """The statements of a clean window, at their offsets in the file; None if it has an error
     (an unfinished statement may swallow the next ones: only the file's parse can say)."""
+    read = window_statements(window, lo, tokens)
+    return None if read is None else read[0]
+
+
+def window_statements(window: bytes, lo: int, tokens, broken: bool = False) -> tuple[list, list, bool] | None:
+    """(the statements as (start, end, Info) at their offsets in the file, their nodes (offsets
+    in the window), whether one has an error) of a window read on its own; None when it does
+    not split into whole statements, each starting a line. `broken`: a syntax error is taken
+    when tree-sitter's recovery kept it inside a statement (no ERROR or stray token at the top,
+    nothing but blanks between them; slice.py's provisional slice), else None."""
     root = parser().parse(window).root_node
-    if root.has_error:
-        return None
     made = root.named_children
+    if root.has_error:
+        made = root.children
+        if not broken or any(c.type == "ERROR" or c.is_missing or not c.is_named for c in made):
+            return None
     if lo and made and made[0].start_point.row == 0:
         return None  # on the line the chunk before ends on (`a = 1; b = 2`, a trailing comment)
     if any(c.start_point.column for c in made) or window.rstrip(b" \t")[-1:] not in (b"\n", b""):
         return None  # a statement must start a line, and the next one too
-    return [(lo + c.start_byte, lo + c.end_byte, info_of(window, c, tokens)) for c in made]
+    if root.has_error:
+        at = 0
+        for c in made:  # nothing but blanks between them (a kept chunk's text is its node's)
+            if window[at:c.start_byte].strip():
+                return None
+            at = c.end_byte
+        if window[at:].strip():
+            return None
+    return [(lo + c.start_byte, lo + c.end_byte, info_of(window, c, tokens)) for c in made], made, root.has_error
 
 
 def _file_chunks(tree, new: bytes, state: State, p: int, q: int, delta: int) -> tuple[list, int, int] | None:
@@ -390,6 +410,7 @@ def shift_result(result, shift: Shift):
     # the analysis it all comes from: finding i here is its finding i, moved (lsp/server.py)
     moved.base = getattr(result, "base", result)
     moved.partial = partial  # a slice's: its lazy fixes are not to be built
+    moved.provisional = getattr(result, "provisional", False)  # a slice's of a broken statement: verified later
     result.__dict__.pop("moved", None)  # no chain of every result since the last analysis
     return moved
 

@@ -412,15 +412,12 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         return _no("edited statement unsound")
     base = entry.ends[p - 1] if p else 0
     window = new[base:entry.starts[n - q] + delta if q else len(new)]
-    made = incremental._window_chunks(window, base, tokens)
-    broken_now = made is None
-    if made is None:
-        made = _broken_chunks(window, base, tokens)  # a provisional slice, or None
-        if made is None:
-            return _no("syntax error (or CR)")
+    read = incremental.window_statements(window, base, tokens, broken=True)  # broken: a provisional slice
+    if read is None:
+        return _no("syntax error (or CR)")
+    made, nodes, broken_now = read  # nodes: offsets from `base`
     if len(made) != n - q - p:
         return _no("statement count changed")
-    nodes = incremental.parser().parse(window).root_node.named_children  # offsets from `base`
     edited = range(p, n - q)
     new_infos = [i for _, _, i in made]
     new_pieces = [piece_of(window, nodes[i - p], info, tokens) for i, info in zip(edited, new_infos)]
@@ -439,8 +436,8 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             return _no("binds changed")
         if piece.ambient or old_piece.ambient:
             return _no("edit of a file-wide call")
-        # a statement broken in the new text (broken_now: _broken_chunks checked it starts a
-        # line) or in the entry's, as its own parse had it (the entry's provisional chunks)
+        # a statement broken in the new text (broken_now: window_statements checked it starts
+        # a line) or in the entry's, as its own parse had it (the entry's provisional chunks)
         if not new_infos[i - p].sound and not broken_now or not entry.infos[i].sound and i not in entry.broken:
             return _no("edited statement unsound")
     starts = entry.starts[:p] + [s for s, _, _ in made] + [s + delta for s in entry.starts[n - q:]]
@@ -594,29 +591,6 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     return result
 
 
-def _broken_chunks(window: bytes, lo: int, tokens) -> list[tuple[int, int, incremental.Info]] | None:
-    """The statements of a window with a syntax error inside them, from the window's own parse
-    (tree-sitter's recovery kept inside each statement: no ERROR or stray token at the top, and
-    every statement starts a line); None otherwise. Their Infos are unsound: a provisional
-    slice (PROVISIONAL), verified with the file's own tree once typing settles."""
-    root = incremental.parser().parse(window).root_node
-    made = root.children
-    if not root.has_error or any(c.type == "ERROR" or c.is_missing or not c.is_named for c in made):
-        return None
-    if lo and made and made[0].start_point.row == 0:
-        return None
-    if any(c.start_point.column for c in made) or window.rstrip(b" \t")[-1:] not in (b"\n", b""):
-        return None
-    at = 0
-    for c in made:  # nothing but blanks between them (a kept chunk's text is its node's)
-        if window[at:c.start_byte].strip():
-            return None
-        at = c.end_byte
-    if window[at:].strip():
-        return None
-    return [(lo + c.start_byte, lo + c.end_byte, incremental.info_of(window, c, tokens)) for c in made]
-
-
 def _confined(root, order: list[int], segments, broken) -> bool:
     """Whether the compact text's errors lie inside broken chunks: one top-level statement per
     kept chunk, where it was put, an error only in a broken one."""
@@ -637,14 +611,6 @@ class _Compact(Source):
 
     def has(self, token: str) -> bool:
         return True
-
-
-class _State:
-    """The part of incremental.State that _file_chunks reads."""
-
-    def __init__(self, entry: Entry):
-        self.starts, self.ends = entry.starts, entry.ends
-        self.tokens = incremental.anchor_tokens(entry.config)
 
 
 def _touches(f, start: int, end: int) -> bool:
