@@ -143,24 +143,29 @@ def moved_diagnostics(old: list[types.Diagnostic], findings: list[Finding], shif
         if len(old) != len(findings):
             return [make(f) for f in findings]
         origin = range(len(findings))
+    carry = _carrier(source, shift)
+    return [carry(old[k] if k is not None and k < len(old) else None, f, make) for k, f in zip(origin, findings)]
+
+
+def _carrier(source: Source, shift):
+    """carry(old diagnostic or None, finding, make): the old diagnostic when all it names in
+    this file is before the edit's lines, or clear of them when no line was added or removed;
+    moved by the lines added when all is after them; else (or None) made anew."""
     uri = _uri(source.path)
     data = source.data
     first = data.count(b"\n", 0, shift.start)  # the lines the edit spans, in the old text
     last = first + data.count(b"\n", shift.start, shift.old_end + shift.delta) - shift.lines
-    out = []
-    for k, f in zip(origin, findings):
-        if k is None or k >= len(old):
-            out.append(make(f))
-            continue
-        d = old[k]
+
+    def carry(d, f, make):
+        if d is None:
+            return make(f)
         lines = _lines_cached(d, uri)
         if lines[-1] < first or (shift.lines == 0 and bisect_left(lines, first) == bisect_right(lines, last)):
-            out.append(d)
-        elif lines[0] > last:
-            out.append(_move_lines(d, shift.lines, uri))
-        else:
-            out.append(make(f))
-    return out
+            return d
+        if lines[0] > last:
+            return _move_lines(d, shift.lines, uri)
+        return make(f)
+    return carry
 
 
 def reused_diagnostics(old: list[types.Diagnostic], old_findings: list[Finding], findings: list[Finding],
@@ -171,24 +176,12 @@ def reused_diagnostics(old: list[types.Diagnostic], old_findings: list[Finding],
     edit touched is made anew (a keystroke in AOTI code changes a few findings of hundreds)."""
     if len(old) != len(old_findings):
         return [make(f) for f in findings]
-    uri = _uri(source.path)
-    first = source.data.count(b"\n", 0, shift.start)
-    last = first + source.data.count(b"\n", shift.start, shift.old_end + shift.delta) - shift.lines
     by_key = {}
     for g, d in zip(old_findings, old):
         if not _foreign(g):
             by_key.setdefault(_key(g, shift.at), d)
-    out = []
-    for f in findings:
-        d = by_key.get(_key(f, None)) if not _foreign(f) else None
-        lines = _lines_of(d, uri) if d is not None else ()
-        if d is not None and all(ln < first for ln in lines):
-            out.append(d)
-        elif d is not None and all(ln > last for ln in lines):
-            out.append(_move_lines(d, shift.lines, uri))
-        else:
-            out.append(make(f))
-    return out
+    carry = _carrier(source, shift)
+    return [carry(None if _foreign(f) else by_key.get(_key(f, None)), f, make) for f in findings]
 
 
 def _foreign(f: Finding) -> bool:

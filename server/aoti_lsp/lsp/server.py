@@ -124,7 +124,6 @@ class AotiServer(LanguageServer):
             hit = self.analysed.reuse(doc.uri, source, cfg, self.project.version, provisional=True)
             result = incremental.shift_result(hit[1], hit[0]) if hit is not None else None
             if result is not None:  # a keystroke in code no rule sees: the last findings, moved
-                result.provisional = getattr(hit[1], "provisional", False)  # a provisional slice's, still
                 self.analysed.update(doc.uri, result)
                 self._results[doc.uri] = (key, result)
                 if result.provisional or self.analysed.provisional(doc.uri):  # a syntax error's reach: the file's tree says, later
