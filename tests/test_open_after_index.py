@@ -27,12 +27,18 @@ def _counting(monkeypatch) -> list:
     return calls
 
 
-def test_opening_the_indexed_text_reuses_its_summary(tmp_path, monkeypatch):
-    path = tmp_path / "serve.py"
+def _indexed(folder):
+    """(a server whose workspace index read `folder`, holding serve.py = TEXT, serve.py)."""
+    path = folder / "serve.py"
     path.write_text(TEXT)
     ls = inprocess.server()
-    ls.roots = [str(tmp_path)]
+    ls.roots = [str(folder)]
     asyncio.run(ls.index_workspace())
+    return ls, path
+
+
+def test_opening_the_indexed_text_reuses_its_summary(tmp_path, monkeypatch):
+    ls, path = _indexed(tmp_path)
     stored = dict(ls.project.summaries)
     assert stored, "the index stored no summary: the test proves nothing"
     calls = _counting(monkeypatch)
@@ -42,11 +48,7 @@ def test_opening_the_indexed_text_reuses_its_summary(tmp_path, monkeypatch):
 
 
 def test_a_buffer_unlike_the_disk_gets_its_own_summary(tmp_path, monkeypatch):
-    path = tmp_path / "serve.py"
-    path.write_text(TEXT)
-    ls = inprocess.server()
-    ls.roots = [str(tmp_path)]
-    asyncio.run(ls.index_workspace())
+    ls, path = _indexed(tmp_path)
     calls = _counting(monkeypatch)
     edited = TEXT.replace('"cuda"', '"cpu"')
     doc = inprocess.opened(ls, path.as_uri(), str(path), edited)
