@@ -14,11 +14,14 @@ def server() -> AotiServer:
     return ls
 
 
-def opened(ls: AotiServer, uri: str, path: str, text: str, version: int = 0) -> Document:
-    """The document opened (its summary stored, its diagnostics made), as didOpen does."""
+def opened(ls: AotiServer, uri: str, path: str, text: str, version: int = 0, pause: bool = True) -> Document:
+    """The document opened as didOpen does (its diagnostics made, its summary deferred), then,
+    with `pause`, typing paused (the summary stored: AotiServer.settled)."""
     doc = ls.docs[uri] = Document(uri, path, text, version)
-    ls.update_summary(doc.path, doc.source())
+    ls.update_summary(doc.path, doc.source(), defer=True)
     ls.diagnostics(doc)
+    if pause:
+        ls.settled()
     return doc
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import inprocess
+from lsprotocol import types
 from aoti_lsp.lsp import server as server_mod
 
 TEXT = """import torch
@@ -54,3 +55,22 @@ def test_a_buffer_unlike_the_disk_gets_its_own_summary(tmp_path, monkeypatch):
     doc = inprocess.opened(ls, path.as_uri(), str(path), edited)
     assert calls == [str(path)]
     assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc)
+
+
+def test_an_open_defers_its_summary_to_the_pause(tmp_path, monkeypatch):
+    """didOpen: the file's own diagnostics first (they never read its summary), its summary
+    (what other files read) once typing pauses."""
+    ls, path = _indexed(tmp_path)
+    calls = _counting(monkeypatch)
+    edited = TEXT.replace('"cuda"', '"cpu"')
+    monkeypatch.setattr(ls, "publish", lambda *a: None)  # no client here
+    server_mod.did_open(ls, types.DidOpenTextDocumentParams(types.TextDocumentItem(path.as_uri(), "python", 0, edited)))
+    doc = ls.docs[path.as_uri()]
+    diagnostics = ls.diagnostics(doc)
+    assert calls == []
+    ls.settled()
+    assert calls == [str(path)]
+    assert diagnostics == inprocess.fresh_diagnostics(doc)
+    fresh = inprocess.server()
+    inprocess.opened(fresh, doc.uri, doc.path, edited)
+    assert ls.project.summaries[str(path)] == fresh.project.summaries[str(path)]

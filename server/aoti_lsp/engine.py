@@ -39,6 +39,9 @@ class Context:
         # analyses several rules share (devices, jagged), keyed by module: they live and die
         # with this Context (a module-level weak map whose values hold the Context never frees it)
         self.shared: dict = {}
+        # what depends on other files (artifact keys resolved through the project, migration
+        # plans): made again for each pass that reuses this Context (reuse_context)
+        self.lookups: dict = {}
 
     @cached_property
     def facts(self):
@@ -126,6 +129,7 @@ def analyze(source: Source, config: Config | None = None, rules: tuple[Rule, ...
         with budget.deadline():
             return _analyze(source, config, rules, project)
     except budget.OverBudget as exc:
+        source.context = None  # cut anywhere: the next pass starts afresh, not from half-filled caches
         if budget.armed():
             raise  # an enclosing deadline (a whole fix run) owns it
         return Result(errors=[f"{source.path}: {exc}"], skipped=str(exc))
@@ -140,14 +144,7 @@ def _analyze(source: Source, config: Config | None, rules, project) -> Result:
     ]
     if not active:
         return result
-    ctx = getattr(source, "context", None)
-    if ctx is not None and ctx.config == config:  # names and facts from the summary pass, kept
-        ctx.project = project
-        devices = ctx.shared.get("devices")
-        if devices is not None:
-            devices.new_analysis()  # its artifact look-ups depend on the project
-    else:
-        ctx = Context(source, config, project)
+    ctx = reuse_context(source, config, project)
     for rule in active:
         try:
             for f in rule.check(ctx):
@@ -162,6 +159,22 @@ def _analyze(source: Source, config: Config | None, rules, project) -> Result:
     result.findings = [f for f in result.findings if not _suppressed(source, f)]
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+def reuse_context(source: Source, config: Config, project=None) -> Context:
+    """The Context of `source`'s last pass (a summary's or a check's: names and facts, what the
+    file's own code says) when made under `config`, else a new one; kept on `source` for the
+    next pass. `project`: what this pass may read of other files (None: a summary)."""
+    ctx = getattr(source, "context", None)
+    if ctx is None or ctx.config != config:
+        ctx = source.context = Context(source, config, project)
+        return ctx
+    ctx.project = project
+    ctx.lookups = {}
+    devices = ctx.shared.get("devices")
+    if devices is not None:
+        devices.new_analysis()  # its artifact look-ups depend on the project
+    return ctx
 
 
 def _unparsable(exc: BaseException) -> bool:

@@ -215,6 +215,17 @@ class Facts:
             out.append(site)
         return out
 
+    def compile_of(self, call: Node) -> CompileSite | None:
+        """The compile site of a compile call (by id, as load_of)."""
+        return self._compile_by_call.get(call.id)
+
+    @cached_property
+    def _compile_by_call(self) -> dict[int, CompileSite]:
+        out: dict[int, CompileSite] = {}
+        for site in self.compiles:
+            out.setdefault(site.call.id, site)
+        return out
+
     def load_of(self, call: Node) -> LoadSite | None:
         """The load site of a load call (by id: a lookup, not a scan of every load)."""
         return self._load_by_call.get(call.id)

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from aoti_lsp import budget
 from aoti_lsp.config import Config
-from aoti_lsp.engine import Context
+from aoti_lsp.engine import Context, reuse_context
 from aoti_lsp.rules import all_rules
 from aoti_lsp.source import Source, SourceError, decode_check
 
@@ -36,7 +36,7 @@ def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
     rules = [r for r in summarizers(config) if r.wants_summary(source, config or Config())]
     if not rules:
         return out
-    ctx = source.context = Context(source, config or Config())  # the check of this source reuses it
+    ctx = reuse_context(source, config or Config())  # the check of this source reuses it, or it the check's
     try:
         with budget.deadline():  # a summary that never ends must not hang the run (issue 11)
             try:

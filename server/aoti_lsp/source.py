@@ -83,7 +83,7 @@ class Source:
         self.path = path
         self._tree = tree
         self._tree_from = tree_from  # where the tree comes from when asked (an editor document)
-        self.context = None  # the engine's Context of the last summary, reused by the check
+        self.context = None  # the engine's Context of the last summary or check, reused by the next
         self._occurrences: dict[str, list[int]] = {}
         self._has: dict[str, bool] = {}
 

@@ -61,7 +61,7 @@ def migration(ctx, call: Node) -> Fix | LazyFix:
     plan = _plan(ctx, call)
     # the compile's finding and each loader's carry the same fix: build it once per analysis
     key = tuple(sorted((os.path.abspath(m.path), m.call.start_byte) for m in plan.compiles + plan.loads))
-    memo = ctx.shared.setdefault("migrations", {}) if getattr(ctx, "shared", None) is not None else {}
+    memo = ctx.lookups.setdefault("migrations", {}) if getattr(ctx, "lookups", None) is not None else {}
     if key not in memo:
         memo[key] = _migration(ctx, plan)
     return memo[key]
@@ -204,13 +204,13 @@ def _nest(edits: list[Edit], plan: Plan, ctx) -> list[Edit]:
 def _plan(ctx, call: Node) -> Plan:
     facts = ctx.facts
     plan = Plan()
-    compile_site = next((s for s in facts.compiles if s.call == call), None)
-    load_site = next((s for s in facts.loads if s.call == call), None)
+    compile_site = facts.compile_of(call)
+    load_site = facts.load_of(call)
     if compile_site is None and load_site is None:
         raise CannotFix("the call is not an AOTI compile or load this analysis can read")
     if load_site is not None:
         behind = facts.deref(load_site.path_node, call.start_byte) if load_site.path_node is not None else None
-        compile_site = next((s for s in facts.compiles if behind is not None and s.call == behind), None)
+        compile_site = facts.compile_of(behind) if behind is not None else None
         if compile_site is None and load_site.path_node is None:
             raise CannotFix("the path is missing")
     if compile_site is not None and compile_site.path_node is None:
@@ -278,12 +278,8 @@ def _collect(ctx, key: str, plan: Plan) -> None:
         tail = facts.tail(site.path_node, site.call.start_byte)
         _add_tail(member_ctx, tail, plan)
 
-    for site in ctx.facts.compiles:
-        if site.path_node is not None and ctx.facts.resolve_key(ctx.facts.path_key(site.path_node, site.call.start_byte)) == key:
-            add(ctx, site, "compile")
-    for site in ctx.facts.loads:
-        if site.path_node is not None and ctx.facts.resolve_key(ctx.facts.path_key(site.path_node, site.call.start_byte)) == key:
-            add(ctx, site, "load")
+    for kind, site in _sites_by_key(ctx).get(key, ()):
+        add(ctx, site, kind)
     _mentions(ctx, key, plan)
     project = ctx.project
     if project is None:
@@ -315,24 +311,53 @@ def _same_text(plan: Plan) -> None:
                     plan.tails.setdefault((os.path.abspath(src.path), node.start_byte), (node.end_byte, node.text))
 
 
+def _sites_by_key(ctx) -> dict[str, list[tuple[str, object]]]:
+    """artifact key -> ("compile" | "load", site) of this file, compiles first, each in file
+    order: one pass for every plan of the analysis, not one per plan."""
+    found = ctx.lookups.get("sites_by_key")
+    if found is None:
+        facts = ctx.facts
+        found = ctx.lookups["sites_by_key"] = {}
+        for kind, sites in (("compile", facts.compiles), ("load", facts.loads)):
+            for site in sites:
+                if site.path_node is not None:
+                    key = facts.resolve_key(facts.path_key(site.path_node, site.call.start_byte))
+                    found.setdefault(key, []).append((kind, site))
+    return found
+
+
 def _mentions(ctx, key: str, plan: Plan) -> None:
     """Other strings of the file naming the same artifact (`os.path.exists("out/m.so")`)."""
+    path = os.path.abspath(ctx.source.path)
+    for node in _so_mentions(ctx).get(key, ()):
+        plan.tails.setdefault((path, node.start_byte), (node.end_byte, node.text))
+
+
+def _so_mentions(ctx) -> dict[str, list[Node]]:
+    """artifact key -> the `.so` strings of the file that name it (in file order), read once."""
+    found = ctx.lookups.get("so_mentions")
+    if found is not None:
+        return found
     src, facts = ctx.source, ctx.facts
+    found = ctx.lookups["so_mentions"] = {}
     root = src.tree.root_node
     for at in src.occurrences(".so"):
         node = root.descendant_for_byte_range(at, at + 3)
         if node is None or node.type != "string_content" or node.end_byte != at + 3:
             continue
-        expr = node.parent
+        keys, expr = [], node.parent
         for _ in range(4):  # the string, os.path.join(..., "m.so"), d + "/m.so", Path(d) / "m.so"
-            if facts.resolve_key(facts.path_key(expr, expr.start_byte)) == key:
-                plan.tails.setdefault((os.path.abspath(src.path), node.start_byte), (node.end_byte, node.text))
-                break
+            key = facts.resolve_key(facts.path_key(expr, expr.start_byte))
+            if key is not None and key not in keys:
+                keys.append(key)
             expr = expr.parent
             while expr is not None and expr.type in ("argument_list", "parenthesized_expression"):
                 expr = expr.parent
             if expr is None or expr.type not in ("call", "binary_operator"):
                 break
+        for key in keys:
+            found.setdefault(key, []).append(node)
+    return found
 
 
 def _add_tail(ctx, tail, plan: Plan) -> None:
@@ -410,7 +435,7 @@ def _device_conflicts(plan: Plan) -> list[str]:
         if member.qualname not in OLD_LOAD:
             continue
         a = analysis(member.ctx)
-        site = next((s for s in a.loads() if s.call == member.call), None)
+        site = member.ctx.facts.load_of(member.call)
         if site is None or site.device_node is None:
             continue
         art = a.artifact(site)

@@ -49,7 +49,7 @@ def schedule(ls, doc) -> None:
             return
         ls.pending.pop(doc.uri, None)
         try:
-            ls.recheck(doc, typing=True)
+            ls.recheck(doc, defer=True)
         except Exception as exc:  # keep serving
             log.exception("recheck failed")
             ls.window_log_message(types.LogMessageParams(types.MessageType.Error, f"aoti-lsp: recheck failed: {exc!r}"))

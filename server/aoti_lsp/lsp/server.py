@@ -241,8 +241,8 @@ class AotiServer(LanguageServer):
 
     def update_summary(self, path: str, source: Source | None, defer: bool = False) -> bool:
         """Store a file's summary (what other files read of it); True when it changed. `defer`
-        (a keystroke): stored once typing settles, so a keystroke in AOTI code does not pay for
-        the whole file's summary (~100-200 ms for 20k lines); other files follow the pause."""
+        (a keystroke, an open): stored once typing settles, so the file's own diagnostics do not
+        wait for the whole file's summary (~100-200 ms for 20k lines); other files follow the pause."""
         path = os.path.abspath(path)
         if defer and source is not None and not budget.too_large(len(source.data)):
             self.stale[path] = source
@@ -307,11 +307,11 @@ class AotiServer(LanguageServer):
         for doc in list(self.docs.values()):
             self.sliced.prepare(doc.uri)
 
-    def recheck(self, doc: Document, typing: bool = False) -> None:
-        """After a document changed: its summary first (other files may depend on it; while
-        `typing`, once typing settles), then its diagnostics, or every open document's when the
-        summary changed."""
-        changed = self.update_summary(doc.path, None if doc.too_large else doc.source(), defer=typing)
+    def recheck(self, doc: Document, defer: bool = False) -> None:
+        """After a document changed: its summary first (other files may depend on it; `defer`,
+        after a keystroke or an open: once typing settles, so its own diagnostics come first),
+        then its diagnostics, or every open document's when the summary changed."""
+        changed = self.update_summary(doc.path, None if doc.too_large else doc.source(), defer=defer)
         self.publish(doc)
         if changed:
             self.refresh_all(skip=doc.uri)
@@ -406,7 +406,9 @@ def did_open(ls: AotiServer, params: types.DidOpenTextDocumentParams):
     td = params.text_document
     if td.language_id not in ("python", "") and not td.uri.endswith((".py", ".pyi")):
         return
-    ls.recheck(_open(ls, td.uri, td.text, td.version))
+    # its summary (what other files read of it; the workspace index has read the file from
+    # disk) once typing settles: first its own diagnostics, which never read it
+    ls.recheck(_open(ls, td.uri, td.text, td.version), defer=True)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
