@@ -14,14 +14,17 @@ def server() -> AotiServer:
     return ls
 
 
-def opened(ls: AotiServer, uri: str, path: str, text: str, version: int = 0, pause: bool = True) -> Document:
-    """The document opened as didOpen does (its diagnostics made, its summary deferred), then,
-    with `pause`, typing paused (the summary stored: AotiServer.settled)."""
+def opened(ls: AotiServer, uri: str, path: str, text: str, version: int = 0, pause: bool = False) -> Document:
+    """The document opened as didOpen does (its diagnostics made, its summary deferred), then
+    its summary stored, as once typing pauses; `pause`: all that the pause does
+    (AotiServer.settled: also what a keystroke's slice reads)."""
     doc = ls.docs[uri] = Document(uri, path, text, version)
     ls.update_summary(doc.path, doc.source(), defer=True)
     ls.diagnostics(doc)
     if pause:
         ls.settled()
+    else:
+        ls.flush_summaries()
     return doc
 
 

@@ -676,8 +676,17 @@ class Facts:
         method, a lazily set module global, a helper's return value, `load(...)(x)`."""
         return self._runners.get(load.call.id, [])
 
-    def flows(self, value: Node) -> list[Node]:
-        return self._flows(value, 0, set())
+    def flows(self, value: Node) -> tuple[Node, ...]:
+        """Expressions that evaluate to `value`'s result (_flows), found once per value: a
+        migration plan and the loads of a compile's value ask about the same calls."""
+        found = self._flows_of.get(value.id)
+        if found is None:
+            found = self._flows_of[value.id] = tuple(self._flows(value, 0, set()))
+        return found
+
+    @cached_property
+    def _flows_of(self) -> dict[int, tuple[Node, ...]]:
+        return {}
 
     def loads_of_value(self, call: Node) -> list[LoadSite]:
         """The loads whose path is the value `call` returns (`so = aot_compile(...)`, `aot_load(so)`,

@@ -101,8 +101,8 @@ class Document:
         # a copy (O(1), shared nodes): the next change edits this document's tree in place, and a
         # result kept past that change (incremental.py) may still build a lazy fix from its own
         src = Source(self.data, self.path, tree_from=(lambda: self.tree.copy()) if not self.too_large else None)
-        if self._lines is not None:
-            src.__dict__["lines"] = self._lines  # share the line index (cached_property slot)
+        if not self.too_large:  # one line index per text (cached_property slot): diagnostics need it too
+            src.__dict__["lines"] = self.lines
         return src
 
 

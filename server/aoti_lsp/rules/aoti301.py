@@ -190,7 +190,7 @@ the entry script before `import torch`."""
                 text = mod.text.decode() if mod is not None else ""
                 if text.split(".")[0] == "torch":
                     names = [n.text.decode() for n in node.children_by_field_name("name")]
-                    out.append((node, f"torch import _inductor" if text == "torch" and any(
+                    out.append((node, "torch import _inductor" if text == "torch" and any(
                         n.split(" ")[0] == "_inductor" for n in names) else text))
         return out
 
