@@ -255,8 +255,8 @@ def _read_statement(stmt: Node, scope: Scope) -> None:
         _read_children_blocks(stmt, scope)
     elif t == "try_statement":
         _read_try(stmt, scope)
-    elif t in ("if_statement", "while_statement", "match_statement"):
-        _read_children_blocks(stmt, scope)
+    elif t in ("if_statement", "while_statement", "match_statement", "case_clause"):
+        _read_children_blocks(stmt, scope)  # (a match's cases stand in its block)
 
 
 def _read_children_blocks(stmt: Node, scope: Scope) -> None:
