@@ -28,6 +28,8 @@ from aoti_lsp.rules import all_rules
 from aoti_lsp.slice import AMBIENT, _Map
 from aoti_lsp.source import Source
 
+WORD = incremental.WORD
+
 MIN_BYTES = 64 * 1024  # below this the whole parse costs ~10 ms: not worth a second path
 MAX_KEPT = 0.6  # of the text: past that, parsing the whole file costs about the same
 FILE_WIDE = ("AOTI301",)  # reads imports and CUDA uses wherever they stand (slice.py refuses it too)
@@ -106,16 +108,17 @@ def _aligned(root, segments) -> bool:
 
 
 def _kept(layout: statements.Layout, config) -> list[int]:
-    """Indices of the statements to analyse: the relevant ones (incremental.py), and some more."""
+    """Indices of the statements to analyse: the relevant ones (incremental.py), and some more.
+    Names are bytes here (no decoding: this runs before the first diagnostics)."""
     data, starts = layout.data, layout.starts
     n = len(starts)
     ends = starts[1:] + [len(data)]
     defs = [statements.definition(layout, starts[i], ends[i]) for i in range(n)]
     keep = [d is None for d in defs]  # every module-level statement: it may bind a constant
-    by_name: dict[str, list[int]] = {}
+    by_name: dict[bytes, list[int]] = {}
     for i, d in enumerate(defs):
         if d is not None:
-            by_name.setdefault(d[0], []).append(i)
+            by_name.setdefault(d[0].encode(), []).append(i)
     tokens = (*incremental.anchor_tokens(config), *AMBIENT, *HIDDEN)
     for token in (t for t in tokens if not any(o != t and o in t for o in tokens)):  # "lengths" covers "seq_lengths"
         at = data.find(token)
@@ -126,31 +129,40 @@ def _kept(layout: statements.Layout, config) -> list[int]:
                 at = data.find(token, ends[i])
             else:
                 at = data.find(token, at + 1)
-    def reads(i: int) -> frozenset[str]:  # a kept statement's: every name it spells (the safe side)
-        return incremental.words_of(data[starts[i]:ends[i]])
 
-    candidates: dict[int, frozenset[str]] = {}
+    def reads(i: int) -> set[bytes]:  # a kept statement's: every name it spells (the safe side)
+        return set(WORD.findall(data, starts[i], ends[i]))
 
-    def may_read(j: int, name: str) -> bool:  # a candidate's reads: less its sure locals
+    candidates: dict[int, set[bytes]] = {}
+
+    def may_read(j: int, name: bytes) -> bool:  # a candidate's reads: less its sure locals
         found = candidates.get(j)
         if found is None:
             found = candidates[j] = _reads(layout, starts[j], ends[j], defs[j])
         return name in found
 
-    def binds(i: int) -> set[str]:
-        text = data[starts[i]:ends[i]]
+    def binds(i: int) -> set[bytes]:
         if defs[i] is not None:
-            out = {defs[i][0]}
+            out = {defs[i][0].encode()}
         else:
             found = statements.module_binds(layout, starts[i], ends[i])
-            out = set(found if found is not None else incremental.words_of(text))
-        for m in incremental.GLOBAL.finditer(text):
-            out.update(n.strip() for n in m.group(1).decode("utf-8", "replace").split(",") if n.strip())
+            out = {w.encode() for w in found} if found is not None else reads(i)
+        for m in incremental.GLOBAL.finditer(data, starts[i], ends[i]):
+            out.update(w.strip() for w in m.group(1).split(b",") if w.strip())
         return out
 
-    scan = Source(data)  # where a name is spelt, found with one scan per shared prefix
-    read, bound = set(), set()
-    new_reads, new_binds = set(), set()
+    # where a name is spelt outside the kept statements (the statements that may be pulled),
+    # found with one scan per shared prefix: the kept ones spell the kept names thousands of times
+    rest = [i for i in range(n) if not keep[i]]
+    rest_at, size = [], 0
+    for i in rest:
+        rest_at.append(size)
+        size += ends[i] - starts[i] + 1
+    scan = Source(b"\n".join(data[starts[i]:ends[i]] for i in rest))
+    read: set[bytes] = set()
+    bound: set[bytes] = set()
+    new_reads: set[bytes] = set()
+    new_binds: set[bytes] = set()
     for i in range(n):
         if keep[i]:
             new_reads |= reads(i)
@@ -161,12 +173,12 @@ def _kept(layout: statements.Layout, config) -> list[int]:
         pulled: set[int] = set()
         for name in new_reads:  # a function or class a kept statement reads
             pulled.update(j for j in by_name.get(name, ()) if not keep[j])
-        names = [w for w in new_binds if w.isidentifier()]
+        names = {w.decode("utf-8", "replace"): w for w in new_binds}
         scan.find_words(names)
-        for name in names:  # a statement that reads a name a kept one binds
-            for at in scan.word_occurrences(name):
-                j = bisect_right(starts, at) - 1
-                if j >= 0 and not keep[j] and j not in pulled and may_read(j, name):
+        for text, name in names.items():  # a statement that reads a name a kept one binds
+            for at in scan.word_occurrences(text):
+                j = rest[bisect_right(rest_at, at) - 1]
+                if not keep[j] and j not in pulled and may_read(j, name):
                     pulled.add(j)
         new_reads, new_binds = set(), set()
         for j in pulled:
@@ -176,23 +188,17 @@ def _kept(layout: statements.Layout, config) -> list[int]:
     return [i for i in range(n) if keep[i]]
 
 
-def _reads(layout: statements.Layout, start: int, end: int, definition) -> frozenset[str]:
+def _reads(layout: statements.Layout, start: int, end: int, definition) -> set[bytes]:
     """Names a statement may read at module level: every name it spells (in strings too: an
     f-string reads), less a function's surely local ones in its body. A name of its header
     (decorators, defaults, annotations) is kept unless it only names a parameter."""
     data = layout.data
-    words = incremental.words_of(data[start:end])
-    if definition is None or not definition[1]:
-        return words
-    scope = statements.function_scope(layout, start, end)
+    scope = statements.function_scope(layout, start, end) if definition is not None and definition[1] else None
     if scope is None:
-        return words
+        return set(WORD.findall(data, start, end))
     colon, params, local = scope
-    header = incremental.WORD.findall(data, start, colon)
     counts: dict[bytes, int] = {}
-    for w in header:
+    for w in WORD.findall(data, start, colon):
         counts[w] = counts.get(w, 0) + 1
-    keep = {w.decode("utf-8", "replace") for w, c in counts.items() if not (c == 1 and w in params)}
-    body = incremental.words_of(data[colon:end])
-    local_names = {p.decode("utf-8", "replace") for p in params} | local
-    return frozenset(keep | (body - local_names))
+    header = {w for w, c in counts.items() if not (c == 1 and w in params)}
+    return header | (set(WORD.findall(data, colon, end)) - params - {w.encode() for w in local})

@@ -36,6 +36,7 @@ _BODY_LINE = re.compile(
     rb"|(?:async[ \t]+)?for[ \t]+" + _NAMES + rb"[ \t]*,?[ \t]+in\b"
     rb"|" + _NAMES + rb"[ \t]*,?[ \t]*(?:=(?!=)|(?:\+|-|\*\*?|//?|%|@|&|\||\^|>>|<<)=|:))")
 _PAREN = re.compile(rb"[()]")
+_NAME_RE = re.compile(_NAME)
 _ASSIGN = re.compile(rb"[()=]")
 _INDENTED = re.compile(rb"\n([ \t]*)(?=\S)")
 _HEAD = re.compile(rb"[():]")
@@ -212,6 +213,19 @@ def _params(text: bytes) -> set[bytes]:
     out: set[bytes] = set()
     if b"lambda" in text:  # a lambda's own parameters are no locals of the function
         return out
+    if b"(" not in text:  # no default or annotation with brackets: the list as it is
+        parts = text.split(b",")
+    else:
+        parts = _top_level(text).split(b",")
+    for part in parts:
+        name = part.split(b"=", 1)[0].split(b":", 1)[0].strip().lstrip(b"*").strip()
+        if _NAME_RE.fullmatch(name):
+            out.add(name)
+    return out
+
+
+def _top_level(text: bytes) -> bytes:
+    """`text` with what sits inside brackets blanked (masked: every bracket is "(" or ")")."""
     depth, piece = 0, bytearray()
     for c in text:  # keep only what sits at the list's own level
         if c == 40:
@@ -222,8 +236,4 @@ def _params(text: bytes) -> set[bytes]:
             piece.append(c)
             continue
         piece.append(32)
-    for part in bytes(piece).split(b","):
-        name = part.split(b"=", 1)[0].split(b":", 1)[0].strip().lstrip(b"*").strip()
-        if re.fullmatch(_NAME, name):
-            out.add(name)
-    return out
+    return bytes(piece)
