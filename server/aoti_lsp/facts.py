@@ -216,15 +216,12 @@ class Facts:
         return out
 
     def compile_of(self, call: Node) -> CompileSite | None:
-        """The compile site of a compile call (by id, as load_of)."""
+        """The compile site of a compile call (by id: a lookup, not a scan of every compile)."""
         return self._compile_by_call.get(call.id)
 
     @cached_property
     def _compile_by_call(self) -> dict[int, CompileSite]:
-        out: dict[int, CompileSite] = {}
-        for site in self.compiles:
-            out.setdefault(site.call.id, site)
-        return out
+        return _by_call(self.compiles)
 
     def load_of(self, call: Node) -> LoadSite | None:
         """The load site of a load call (by id: a lookup, not a scan of every load)."""
@@ -232,10 +229,7 @@ class Facts:
 
     @cached_property
     def _load_by_call(self) -> dict[int, LoadSite]:
-        out: dict[int, LoadSite] = {}
-        for load in self.loads:
-            out.setdefault(load.call.id, load)
-        return out
+        return _by_call(self.loads)
 
     def _compile_site(self, call: Node, q: str) -> CompileSite | None:
         if q in OLD_COMPILE:
@@ -883,6 +877,14 @@ class Facts:
         if parent is not None and parent.type == "call" and parent.child_by_field_name("function") == value:
             return [parent]
         return []
+
+
+def _by_call(sites: list) -> dict:
+    """call id -> the first site of that call."""
+    out: dict = {}
+    for site in sites:
+        out.setdefault(site.call.id, site)
+    return out
 
 
 def _assigned_name(value: Node) -> str:

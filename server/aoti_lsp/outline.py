@@ -5,8 +5,9 @@ findings come from a fraction of it: the statements that spell a rule's trigger 
 other module-level statement, and, transitively, the functions and classes linked to those by
 module-level names (incremental.py's relevant chunks). Here the statements are found from the
 text alone (statements.py) and the links are judged on the safe side: a function reads every
-name its text spells except its parameters and plain local assignments (statements.py), a
-module-level statement binds every name it spells. Only the statements kept are parsed and
+name its text spells except its parameters and plain local assignments, a simple module-level
+statement binds every name left of its `=` (or its imports' names), a compound one every name
+it spells (statements.py). Only the statements kept are parsed and
 analysed, as a compact text where they stand (lines and columns kept, offsets mapped back, as
 slice.py does), with every token gate decided on the whole text.
 

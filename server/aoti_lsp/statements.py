@@ -54,16 +54,20 @@ class Layout:
 
 
 def read(data: bytes) -> Layout | None:
-    """The top-level statements of `data`; None when the text does not close every bracket (a
-    broken file: only a parse says where its statements are)."""
-    parts, at = [], 0
+    """The top-level statements of `data`; None when the text does not close every bracket or
+    string (a broken file: only a parse says where its statements are)."""
+    parts, at, strings = [], 0, 0
     for m in _MASKED.finditer(data):
         s, e = m.span()
         parts.append(data[at:s])
-        parts.append((data[s:s + 1] if data[s] in b"\"'" else b" ") + b" " * (e - s - 1))
+        quote = data[s] in b"\"'"
+        strings += quote
+        parts.append((data[s:s + 1] if quote else b" ") + b" " * (e - s - 1))
         at = e
     parts.append(data[at:])
     masked = b"".join(parts).translate(_BRACKETS)
+    if masked.count(b'"') + masked.count(b"'") != strings:
+        return None  # a quote that opens no whole string: an unterminated one (a broken file)
     candidates = [0] if masked[:1].strip() else []
     candidates += [m.start() + 1 for m in _LINE_START.finditer(masked)]
     starts: list[int] = []

@@ -133,9 +133,10 @@ class AotiServer(LanguageServer):
         # own file's is never read: it has its own facts)
         self.flush_summaries(skip=os.path.abspath(doc.path))
         key = (doc.version, doc.revision, self.project.version, cfg)
-        if not doc.too_large and not full and doc.uri not in self._results:
-            # the first analysis of a large file: its relevant statements alone (outline.py);
-            # the whole file's, once typing pauses (settled)
+        first, doc.analysed = not doc.analysed, True
+        if first and not doc.too_large and not full:
+            # the first analysis of a large file opened: its relevant statements alone
+            # (outline.py); the whole file's, once typing pauses (settled)
             result = self._outline(source, cfg)
             if result is not None:
                 self._results[doc.uri] = (key, result)
