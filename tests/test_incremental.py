@@ -8,11 +8,11 @@ test fails if too few were kept (it would then prove nothing) or if a kept resul
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from pathlib import Path
 
 import inprocess
+from differential import generated_source
 import pytest
 from aoti_lsp import incremental
 from aoti_lsp.config import Config
@@ -20,13 +20,6 @@ from aoti_lsp.engine import analyze
 from aoti_lsp.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _generated(sites: int, lines: int) -> str:
-    spec = importlib.util.spec_from_file_location("aoti_bench", ROOT / "scripts" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench.generate(sites, lines)[0]
 
 
 def _view(result) -> list:
@@ -84,7 +77,7 @@ def _walk(text: str, path: str, steps: int, seed: int) -> tuple[int, int]:
 
 
 def test_generated_file_edits_match_full_analysis():
-    kept, steps = _walk(_generated(60, 2500), "big.py", 100, seed=3)
+    kept, steps = _walk(generated_source(60, 2500), "big.py", 100, seed=3)
     assert kept >= 10, f"only {kept} of {steps} edits were kept: the test proves little"
 
 
@@ -139,7 +132,7 @@ def _typing(base: str, path: str, bursts: int, seed: int) -> dict:
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_typing_through_syntax_errors_matches_full_analysis_once_verified(seed):
-    count = _typing(_generated(60, 5000), "big.py", 60, seed)
+    count = _typing(generated_source(60, 5000), "big.py", 60, seed)
     assert count["kept"] >= 10 and count["guessed"] >= 10, f"{count}: the test proves little"
 
 
@@ -184,7 +177,7 @@ def test_server_diagnostics_after_edits_match_a_fresh_server():
     the kept or moved LSP diagnostics. Each must equal what a fresh server computes."""
     from lsprotocol import types
 
-    text = _generated(120, 2500)
+    text = generated_source(120, 2500)
     path = str(ROOT / "big_generated.py")  # never written: the document is the editor's
     ls = inprocess.server()
     doc = inprocess.opened(ls, Path(path).as_uri(), path, text)
@@ -215,7 +208,7 @@ def test_single_edits_of_a_clean_file_keep_the_files_structure(seed):
     """One random edit at a time on a clean file (the common case: the file parsed before the
     keystroke): whenever the analysis is kept, the statements incremental.py believes in are the
     file's parse's, and the moved findings are a full analysis's."""
-    text, path, config = _generated(80, 2500), "big.py", Config()
+    text, path, config = generated_source(80, 2500), "big.py", Config()
     base = Source(text.encode(), path)
     full = analyze(base, config)
     state = incremental.state_of(base, config)

@@ -33,13 +33,6 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 
 
-def _generated(sites: int, lines: int) -> str:
-    spec = importlib.util.spec_from_file_location("aoti_bench", ROOT / "scripts" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench.generate(sites, lines)[0]
-
-
 def _torch_files(step: int = 4) -> list[Path]:
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
@@ -52,7 +45,7 @@ def _inputs() -> list[tuple[str, bytes]]:
     out = [(str(p.relative_to(ROOT)), p.read_bytes()) for p in sorted(TESTS.rglob("*.py"))
            if ("fixtures" in p.parts or "projects" in p.parts) and "editors" not in p.parts]
     out += [(str(p.relative_to(ROOT)), p.read_bytes()) for p in sorted((ROOT / "examples").rglob("*.py"))]
-    out.append(("generated", _generated(300, 5000).encode()))
+    out.append(("generated", d.generated_source(300, 5000).encode()))
     return out
 
 
@@ -218,7 +211,7 @@ def test_findings_equal_a_full_analysis(name, root, files, monkeypatch):
 
 
 def test_findings_equal_a_full_analysis_on_the_bench_file():
-    text = _generated(1100, 20_000).encode()
+    text = d.generated_source(1100, 20_000).encode()
     assert _same("generated", text, "big.py", Config())
     assert outline.first_result(Source(text, "big.py"), Config()) is not None, "the bench file takes the fast path"
 
@@ -235,7 +228,7 @@ def test_findings_equal_a_full_analysis_on_torch_sources(monkeypatch):
 
 
 def test_server_first_diagnostics_then_the_whole_file_once_typing_pauses():
-    text = _generated(300, 6000)
+    text = d.generated_source(300, 6000)
     path = str(ROOT / "big_outline.py")
     uri = Path(path).as_uri()
     ls = inprocess.server()

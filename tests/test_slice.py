@@ -8,12 +8,12 @@ the slice handled are counted: the tests fail if too few were (they would prove 
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
 from pathlib import Path
 
 import inprocess
+from differential import generated_source
 import pytest
 from aoti_lsp import slice as slice_mod
 from aoti_lsp.config import Config
@@ -26,13 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 AOTI_LINE = re.compile(r"aot|torch\.|runner|export|forward|lengths|package|\.pt2|\.so\b")
 TYPED = ["x", " ", "0", "_", "(", ")", '"', "'", ",", "runner", "cuda", "'cpu'", ", device='cuda'", "ep", "1",
          ".to('cuda')", "lengths", "m158"]
-
-
-def _generated(sites: int, lines: int) -> str:
-    spec = importlib.util.spec_from_file_location("aoti_bench", ROOT / "scripts" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench.generate(sites, lines)[0]
 
 
 def _view(result, lazy_edits: bool = True) -> list:
@@ -120,7 +113,7 @@ def _walk(text: str, path: str, steps: int, seed: int, files: list[Path] = (), e
 def test_bench_spot_edits():
     """The benchmark's keystroke in AOTI code: `x` before `self.runner = ...` in Scorer159, and
     after the closing paren (a syntax error: a full analysis, unless the slice handles it)."""
-    text = _generated(1100, 20_000)
+    text = generated_source(1100, 20_000)
     spot = text.index('self.runner = torch._inductor.aoti_load_package("artifacts/m158.pt2"')
     end = text.index("\n", spot)
     steps = [lambda t: t[:spot] + "x" + t[spot:], lambda t: t[:spot] + t[spot + 1:],
@@ -138,7 +131,7 @@ def test_provisional_bursts_then_repairs():
     `"`), each then deleted char by char: every result that is not provisional (the text is
     clean again, or the error is elsewhere) must equal a full analysis; enough provisional
     slices must have happened for this to prove something."""
-    text = _generated(120, 3000)
+    text = generated_source(120, 3000)
     rng = random.Random(11)
     lines = text.split("\n")
     candidates = [i for i, line in enumerate(lines) if AOTI_LINE.search(line)]
@@ -166,7 +159,7 @@ def test_server_verifies_a_provisional_slice():
     from the provisional entry and is exact."""
     from lsprotocol import types
 
-    text = _generated(120, 2500)
+    text = generated_source(120, 2500)
     path = str(ROOT / "provisional_generated.py")  # never written
     ls = inprocess.server()
     doc = inprocess.opened(ls, Path(path).as_uri(), path, text)
@@ -194,7 +187,7 @@ def test_server_verifies_a_provisional_slice():
 
 
 def test_generated_file_random_aoti_edits():
-    handled, n = _walk(_generated(120, 3000), "big.py", 80, seed=5)
+    handled, n = _walk(generated_source(120, 3000), "big.py", 80, seed=5)
     assert handled >= 15, f"the slice handled only {handled} of {n} edits: the test proves little"
 
 
@@ -241,7 +234,7 @@ def test_server_diagnostics_of_sliced_edits_match_a_fresh_server():
     from aoti_lsp import incremental
     from lsprotocol import types
 
-    text = _generated(120, 2500)
+    text = generated_source(120, 2500)
     path = str(ROOT / "big_generated.py")  # never written: the document is the editor's
     ls = inprocess.server()
     doc = inprocess.opened(ls, Path(path).as_uri(), path, text)
@@ -273,7 +266,7 @@ def test_server_slices_between_keystrokes_elsewhere_match_a_fresh_server():
     both come from (`base`, `origin`). Each must equal what a fresh server computes."""
     from lsprotocol import types
 
-    text = _generated(120, 2500)
+    text = generated_source(120, 2500)
     lines = text.split("\n")
     aoti = [i for i, l in enumerate(lines) if "self.runner = torch._inductor.aoti_load_package(" in l]
     other = [i for i, l in enumerate(lines) if l.startswith("    total = 0")]
@@ -309,7 +302,7 @@ def test_quick_fix_after_a_slice_comes_from_a_full_analysis(ask):
     from aoti_lsp.lsp import hover as hover_mod, server as server_mod
     from lsprotocol import types
 
-    text = _generated(120, 2500)
+    text = generated_source(120, 2500)
     call = "    so_path = torch._inductor.aot_compile(model, (x,))"
     at = text.index(call) + len(call) - 2  # between `,` and `)`
     path = str(ROOT / "big_generated.py")
@@ -341,7 +334,7 @@ def test_a_pause_after_opening_prepares_the_slice():
     it is sliced from it, equal to a fresh server's diagnostics."""
     from lsprotocol import types
 
-    text = _generated(120, 2500)
+    text = generated_source(120, 2500)
     path = str(ROOT / "big_generated.py")
     ls = inprocess.server()
     doc = inprocess.opened(ls, Path(path).as_uri(), path, text)

@@ -25,7 +25,7 @@ from bisect import bisect_right
 from aoti_lsp import incremental, statements
 from aoti_lsp.engine import Result, analyze
 from aoti_lsp.findings import Finding
-from aoti_lsp.rules import all_rules
+from aoti_lsp.rules import all_rules, minimal
 from aoti_lsp.slice import AMBIENT, _Map
 from aoti_lsp.source import Source
 
@@ -120,8 +120,7 @@ def _kept(layout: statements.Layout, config) -> list[int]:
     for i, d in enumerate(defs):
         if d is not None:
             by_name.setdefault(d[0].encode(), []).append(i)
-    tokens = (*incremental.anchor_tokens(config), *AMBIENT, *HIDDEN)
-    for token in (t for t in tokens if not any(o != t and o in t for o in tokens)):  # "lengths" covers "seq_lengths"
+    for token in minimal((*incremental.anchor_tokens(config), *AMBIENT, *HIDDEN)):  # "lengths" covers "seq_lengths"
         at = data.find(token)
         while at != -1:
             i = bisect_right(starts, at) - 1

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from aoti_lsp.incremental import WORD  # a name, not an attribute's
+
 # strings (escapes also keep a raw string's closing quote out), comments, backslash line joins;
 # string prefixes need no matching: a prefix letter is a plain byte before the quote
 _MASKED = re.compile(
@@ -153,7 +155,6 @@ def function_scope(layout: Layout, start: int, end: int) -> tuple[int, set[bytes
 _COMPOUND = re.compile(rb"(?:if|for|while|with|try|match|async|def|class|@)\b|@")
 _IMPORT_WORD = re.compile(rb"\bimport\b")
 _IMPORT = re.compile(rb"(?:from[ \t]+\S+[ \t]+)?import\b")
-_WORD = re.compile(rb"(?<![.\w\x80-\xff])" + _NAME)
 
 
 def module_binds(layout: Layout, start: int, end: int) -> frozenset[str] | None:
@@ -194,7 +195,7 @@ def module_binds(layout: Layout, start: int, end: int) -> frozenset[str] | None:
         colon = _header_end(masked, -1, len(masked))
         if colon > 0:
             targets.append(masked[:colon])
-    return frozenset(w.decode("utf-8", "replace") for t in targets for w in _WORD.findall(t)) - _KEYWORD_NAMES
+    return frozenset(w.decode("utf-8", "replace") for t in targets for w in WORD.findall(t)) - _KEYWORD_NAMES
 
 
 def _header_end(masked: bytes, close: int, end: int) -> int:

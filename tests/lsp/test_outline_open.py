@@ -3,9 +3,8 @@ diagnostics come from the relevant statements alone (outline.py) and are what a 
 finds; once typing pauses the whole file is analysed, and the editor is left showing the same."""
 
 import asyncio
-import importlib.util
-from pathlib import Path
 
+from differential import generated_source
 from helpers import is_pull, open_doc
 from lsprotocol import types
 
@@ -13,16 +12,6 @@ from aoti_lsp import outline
 from aoti_lsp.config import Config
 from aoti_lsp.engine import analyze
 from aoti_lsp.source import Source
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _generated() -> str:
-    spec = importlib.util.spec_from_file_location("aoti_bench", ROOT / "scripts" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench.generate(300, 6000)[0]
-
 
 async def _diagnostics(client, uri, timeout: float = 30.0) -> list:
     """The diagnostics the editor shows now: a pull client asks; a push client has the last
@@ -44,7 +33,7 @@ def _view(items) -> list:
 
 
 async def test_a_large_file_opens_on_its_relevant_statements(client):
-    text = _generated()
+    text = generated_source(300, 6000)
     data = text.encode()
     config = Config()
     assert len(data) >= outline.MIN_BYTES and outline.first_result(Source(data, "big.py"), config) is not None
