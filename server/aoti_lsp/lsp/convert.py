@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_left, bisect_right
+from functools import lru_cache
 
 from lsprotocol import types
 
@@ -127,9 +128,17 @@ def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_line
 
 
 def _uri(path: str) -> str:
+    if not os.path.isabs(path):
+        return _abs_uri(os.path.abspath(path))
+    return _abs_uri(path)
+
+
+@lru_cache(maxsize=1024)
+def _abs_uri(path: str) -> str:
+    """An absolute path's URI (a finding's related places name the same few files)."""
     from pygls.uris import from_fs_path
 
-    return from_fs_path(os.path.abspath(path)) or path
+    return from_fs_path(path) or path
 
 
 # -- diagnostics of a result that incremental.py moved past an edit -------------------------------
