@@ -16,6 +16,7 @@ VENV_NEXT := .venv-torch$(TORCH_NEXT)
 
 # the tool alone (what `make demo` needs: no torch, ~51 MB)
 $(VENV)/.tool: pyproject.toml
+	@bash scripts/need-disk.sh 1 "the tool's environment (.venv)"
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e .
@@ -23,6 +24,7 @@ $(VENV)/.tool: pyproject.toml
 
 # plus the test extras (torch 2.13 CPU, pytest, pre-commit)
 $(VENV)/.installed: $(VENV)/.tool
+	@bash scripts/need-disk.sh 3 "the test extras (torch 2.13 CPU, pytest, pre-commit)"
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
@@ -32,6 +34,7 @@ setup: $(VENV)/.installed
 # from $(VENV), added after torch's site-packages by a .pth file. pip reads the wheels from the
 # local disk: ~3 min and ~5.4 GB (2.14.1 is a CUDA build: its nvidia-* libraries load with it).
 $(VENV_NEXT)/.installed: | $(VENV)/.installed
+	@bash scripts/need-disk.sh 8 "torch $(TORCH_NEXT)'s environment ($(VENV_NEXT), ~5.4 GB)"
 	python3 -m venv $(VENV_NEXT)
 	$(VENV_NEXT)/bin/python -m pip install -q torch==$(TORCH_NEXT)
 	main=$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"); \
@@ -51,6 +54,7 @@ demo: $(VENV)/.tool
 	@$(AOTI) rule AOTI001 | head -20
 
 setup-editors: setup
+	@[ -d .editors ] || bash scripts/need-disk.sh 2 "the real editors (.editors, ~0.9 GB)"
 	bash scripts/setup-editors.sh
 
 # everything: engine, CLI, LSP (pytest-lsp), pre-commit, real torch, real editors

@@ -38,3 +38,17 @@ def test_demo_installs_the_tool_alone():
     assert demo.split(":", 1)[1].split() == ["$(VENV)/.tool"]
     tool = make.split("$(VENV)/.tool: pyproject.toml", 1)[1].split("\n\n", 1)[0]
     assert "pip install -q -e .\n" in tool + "\n" and "[test]" not in tool
+
+
+def test_setup_refuses_to_start_on_a_full_disk():
+    """Each install step of `make test` first asks for the space it takes (CI once died mid-install
+    with pip's `OSError: [Errno 28] No space left on device`): short of it, a clear error, exit 2."""
+    script = REPO / "scripts" / "need-disk.sh"
+    res = subprocess.run(["bash", str(script), "100000000", "the test extras"], capture_output=True, text=True)
+    assert res.returncode == 2
+    assert res.stderr.startswith("error: not enough free disk for the test extras: about 100000000 GB needed,"), res.stderr
+    assert subprocess.run(["bash", str(script), "0", "x"], capture_output=True).returncode == 0
+    make = (REPO / "Makefile").read_text()
+    for target in ("$(VENV)/.tool:", "$(VENV)/.installed:", "$(VENV_NEXT)/.installed:", "setup-editors:"):
+        recipe = make.split("\n" + target, 1)[1].split("\n\n", 1)[0]
+        assert "scripts/need-disk.sh" in recipe.split("\n")[1], target  # the recipe's first step
