@@ -128,9 +128,7 @@ def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_line
 
 
 def _uri(path: str) -> str:
-    if not os.path.isabs(path):
-        return _abs_uri(os.path.abspath(path))
-    return _abs_uri(path)
+    return _abs_uri(os.path.abspath(path))
 
 
 @lru_cache(maxsize=1024)
