@@ -348,21 +348,22 @@ def server_child(path: str, keystrokes: int) -> None:
 def server() -> None:
     path = write_generated("sites-1100", 1100, 20_000)
 
-    runs: list[tuple[float, float]] = []  # (wall ms, CPU ms) of each fresh server's first diagnostics
-
-    def first_ms(*mode: str) -> float | None:
-        """Best of 3 fresh servers (as `timed` takes the best of 3 runs): one open each."""
+    def first_runs() -> list[tuple[float, float]] | None:
+        """(wall ms, CPU ms) of the first diagnostics of 3 fresh servers, one open each (the best
+        counts, as `timed` takes the best of 3 runs)."""
+        runs = []
         for _ in range(3):
-            run = subprocess.run([sys.executable, __file__, "--server-child", str(path), "0", *mode],
+            run = subprocess.run([sys.executable, __file__, "--server-child", str(path), "0"],
                                  capture_output=True, text=True, env=ENV, timeout=LIMIT)
             row = next((json.loads(line) for line in run.stdout.splitlines() if '"first_ms"' in line), None)
             if run.returncode != 0 or row is None:
                 failures.append(f"server: exit code {run.returncode}: {run.stderr.strip()[-500:]}")
                 return None
             runs.append((row["first_ms"], row["first_cpu_ms"]))
-        return min(ms for ms, _ in runs)
+        return runs
 
-    best_ms = first_ms()
+    runs = first_runs()
+    best_ms = min(ms for ms, _ in runs) if runs else None
     cmd = [sys.executable, __file__, "--server-child", str(path), "60"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
