@@ -32,6 +32,9 @@ OUTPUT_PATH = "aot_inductor.output_path"
 PATH_JOIN = {"os.path.join", "posixpath.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"}
 PATHLIB = {"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"}
 MAX_DEPTH = 24
+CWD = {"os.getcwd", "pathlib.Path.cwd", "pathlib.PosixPath.cwd"}  # a relative path means the same folder
+PRIVATE_DIRS = {"tempfile.mkdtemp", "tempfile.TemporaryDirectory"}  # a folder made for this run: no other program knows its name
+PRIVATE = "${private "  # starts the key of a path inside such a folder
 REF = "\x00"  # brackets a reference to a constant of another module inside a path string
 
 # a binding made inside one of these (relative to the use) may not have run
@@ -290,7 +293,13 @@ class Facts:
         return value, binding
 
     def _unpacked(self, binding, name: str) -> Node | None:
-        """`B, D = 2, 10`: the element of a literal right-hand side that `name` receives."""
+        """`B, D = 2, 10`: the element of a literal right-hand side that `name` receives;
+        `with tempfile.TemporaryDirectory() as d`: the call (d is the folder it makes)."""
+        node = self.src.tree.root_node.descendant_for_byte_range(binding.at, binding.at)
+        while node is not None and node.type != "with_statement" and node.start_byte == binding.at:
+            node = node.parent
+        if node is not None and node.type == "with_statement" and node.start_byte == binding.at:
+            return self._with_value(node, name)
         node = self.src.tree.root_node.descendant_for_byte_range(binding.at, binding.at)
         while node is not None and not (node.type == "assignment" and node.start_byte == binding.at):
             node = node.parent if node.parent is not None and node.parent.start_byte == binding.at else None
@@ -307,6 +316,18 @@ class Facts:
         if len(targets) != len(values) or any(t.type != "identifier" for t in targets):
             return None
         return next((v for t, v in zip(targets, values) if t.text.decode() == name), None)
+
+    def _with_value(self, stmt: Node, name: str) -> Node | None:
+        for item in stmt.named_children[0].named_children if stmt.named_children else ():
+            value = item.child_by_field_name("value") if item.type == "with_item" else None
+            if value is None or value.type != "as_pattern":
+                continue
+            target = value.child_by_field_name("alias")
+            call = unwrap(value.named_children[0]) if value.named_children else None
+            if target is not None and target.text.decode() == name and call is not None and call.type == "call" \
+                    and self.qualname(call) == "tempfile.TemporaryDirectory":
+                return call
+        return None
 
     @staticmethod
     def _conditional(value: Node, use: Node) -> bool:
@@ -433,6 +454,10 @@ class Facts:
         if node.type == "subscript":
             return self._env_name(node, None)
         if node.type == "attribute":
+            if node.child_by_field_name("attribute").text == b"name":  # TemporaryDirectory().name
+                d = self.deref(node.child_by_field_name("object"), at)
+                if d is not None and d.type == "call" and self.qualname(d) == "tempfile.TemporaryDirectory":
+                    return self._private(d)
             if node.child_by_field_name("attribute").text == b"parent":
                 v = self.str_value(node.child_by_field_name("object"), at, depth + 1)
                 return _dirname(v) if v and self.is_path(node.child_by_field_name("object"), at) else None
@@ -442,6 +467,10 @@ class Facts:
             env = self._env_name(node, q)
             if env is not None:
                 return env
+            if q in CWD and not node.child_by_field_name("arguments").named_child_count:
+                return "."
+            if q in PRIVATE_DIRS:
+                return self._private(node)
             returned = self._returned_by(node)
             if returned is not None:
                 return self.str_value(returned, returned.start_byte, depth + 1)
@@ -455,8 +484,8 @@ class Facts:
                 return _join(*values)
             if q == "os.path.dirname" and len(values) == 1:
                 return _dirname(values[0])
-            if q in ("os.path.abspath", "os.path.realpath") and len(values) == 1 and values[0].startswith("/"):
-                return values[0]
+            if q in ("os.path.abspath", "os.path.realpath") and len(values) == 1:
+                return values[0]  # a relative path is the same file: both resolve against the cwd
             if q == "os.fspath" or (node.child_by_field_name("function").text == b"str"
                                     and self.names.resolve(node.child_by_field_name("function")) is None):
                 return values[0] if len(values) == 1 else None
@@ -472,6 +501,12 @@ class Facts:
                     return base
             return None
         return None
+
+    def _private(self, call: Node) -> str | None:
+        """The folder a `tempfile.mkdtemp()` / `TemporaryDirectory()` call makes: a key of its own
+        (this file, this call), so no other module's path can ever equal a path inside it."""
+        here = self.this_file()
+        return f"{PRIVATE}{here}@{call.start_byte}}}" if here is not None else None
 
     def _symbol(self, name: str, binding) -> str | None:
         """A module constant whose value is only known at run time (`os.path.join(sys.argv[1],
