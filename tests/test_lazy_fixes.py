@@ -199,7 +199,18 @@ SHAPES = {
                                      "so = torch._export.aot_compile(model, (x,), options=OPTS)\n",
     "options (name) with output path": "OPTS = {'aot_inductor.output_path': 'm.so'}\n"
                                        "so = torch._export.aot_compile(model, (x,), options=(OPTS))\n",
+    "options name read twice": "OPTS = {'aot_inductor.output_path': 'm.so', 'k': 1}\n"
+                               "so = torch._export.aot_compile(model, (x,), options=OPTS)\nprint(OPTS)\n",
+    "options name, more keys": "OPTS = {\n    'max_autotune': True,\n    'aot_inductor.output_path': 'm.so',\n}\n"
+                               "so = torch._export.aot_compile(model, (x,), options=OPTS)\n"
+                               "r = torch._export.aot_load(so, 'cpu')\n",
+    "options name rebound between": "d = 'a'\nOPTS = {'aot_inductor.output_path': d + '/m.so'}\nd = 'b'\n"
+                                    "so = torch._export.aot_compile(model, (x,), options=OPTS)\n",
     "options name": "OPTS = {'max_autotune': True}\nso = torch._export.aot_compile(model, (x,), options=OPTS)\n",
+    "exported program": "ep = torch.export.export(model, (x,))\nso = torch._inductor.aot_compile(ep.module(), (x,))\n"
+                        "r = torch._export.aot_load(so, 'cpu')\n",
+    "exported program inline": "so = torch._inductor.aot_compile(torch.export.export(model, (x,)).module(), (x,))\n"
+                               "r = torch._export.aot_load(so, 'cpu')\n",
     "options call": "so = torch._export.aot_compile(model, (x,), options=dict(a=1))\n",
     "options dict comprehension": "so = torch._export.aot_compile(model, (x,), options={k: v for k, v in c})\n",
     "options ({})": "so = torch._export.aot_compile(model, (x,), options=({'aot_inductor.output_path': 'm.so'}))\n",
@@ -235,6 +246,10 @@ SHAPES = {
     "device constant": "DEV = 'cuda:3'\nso = torch._export.aot_compile(model, (x,))\nr = torch._export.aot_load(so, DEV)\n",
     "device constant f": "DEV = f'cuda'\nso = torch._export.aot_compile(model, (x,))\nr = torch._export.aot_load(so, DEV)\n",
     "device run time": "so = torch._export.aot_compile(model, (x,))\nr = torch._export.aot_load(so, sys.argv[1])\n",
+    "device ternary": "d = 'cuda' if torch.cuda.is_available() else 'cpu'\nso = torch._export.aot_compile(model, (x,))\n"
+                      "r = torch._export.aot_load(so, d)\n",
+    "device ternary indices": "so = torch._export.aot_compile(model, (x,))\n"
+                              "r = torch._export.aot_load(so, 'cuda:1' if c else 'cpu')\n",
     "device torch.device": "so = torch._export.aot_compile(model, (x,))\nr = torch._export.aot_load(so, torch.device('cpu'))\n",
     "load star": "so = torch._export.aot_compile(model, (x,))\nr = torch._export.aot_load(*so)\n",
     "load too many": "so = torch._export.aot_compile(model, (x,))\nr = torch._export.aot_load(so, 'cpu', 1)\n",
@@ -259,8 +274,9 @@ def test_call_shapes_refuse_as_they_should(no_build_errors, tmp_path):
         found, _ = _single(tmp_path / "m.py", (HEAD + text).encode())
         reasons |= {r.message for f in found for r in f.related if r.message.startswith("no automatic fix")}
     for part in ("*args/**kwargs", "more positional arguments", "model or the example inputs are missing",
-                 "not a plain function", "rejects: pass the path", "may not run", "part of a with",
-                 "path or the device is missing", "device is not a literal", "bound to something else"):
+                 "not a plain function", "are also read at", "may change before the call", "may not run",
+                 "part of a with", "path or the device is missing", "is not known here", "takes only an index",
+                 "cannot trace to an ExportedProgram", "a torch.device object", "bound to something else"):
         assert any(part in r for r in reasons), (part, reasons)
 
 

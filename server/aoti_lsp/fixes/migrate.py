@@ -29,6 +29,15 @@ from aoti_lsp.findings import Applicability, Edit, Fix
 from aoti_lsp.names import DEF, IMPORT, dotted_parts
 
 EXPORT = "torch.export.export"
+# calls that return an ExportedProgram: `X.module()` of one is compiled as `X`, never re-exported
+PROGRAMS = {"torch.export.export", "torch.export.load", "torch.export.export_for_training", "torch._export.export",
+            "torch.export._trace._export"}
+# calls whose value depends only on their arguments (and the cwd): a path built from them can move
+PURE = {"os.path.join", "posixpath.join", "os.path.abspath", "os.path.realpath", "os.path.expanduser",
+        "os.fspath", "os.getcwd", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "str"}
+GRAPH_MODULE_UNKNOWN = ("`{}` is a graph module this analysis cannot trace to an ExportedProgram: re-exporting "
+                        "it would make every dynamic dim static; compile the ExportedProgram itself "
+                        "(aoti_compile_and_package(ep))")
 PACKAGE = "torch._inductor.aoti_compile_and_package"
 LOAD = "torch._inductor.aoti_load_package"
 OUTPUT_PATH = "aot_inductor.output_path"
@@ -167,19 +176,16 @@ def compile_check(ctx, call: Node, qualname: str) -> None:
     if first not in bound or "args" not in bound:
         raise CannotFix("the model or the example inputs are missing")
     model_node, positional = bound[first]
-    if positional and model_node.type == "identifier":
-        b = ctx.names.lookup(model_node.text.decode(), model_node.start_byte, ctx.names.scope_of(model_node))
-        if b is not None and b.kind == DEF:
-            raise CannotFix("torch.export.export takes an nn.Module, not a plain function: wrap it in a Module first")
+    if program_of(ctx, model_node) is None:
+        if qualname == "torch._inductor.aot_compile":
+            raise CannotFix(GRAPH_MODULE_UNKNOWN.format(ctx.source.node_text(model_node)[:60]))
+        if positional and model_node.type == "identifier":
+            b = ctx.names.lookup(model_node.text.decode(), model_node.start_byte, ctx.names.scope_of(model_node))
+            if b is not None and b.kind == DEF:
+                raise CannotFix("torch.export.export takes an nn.Module, not a plain function: wrap it in a Module first")
     options = bound.get("options")
-    if options is None:
-        return
-    value = _bare(options[0])
-    if value.type in ("none", "dictionary"):
-        return
-    if value.type == "identifier" and _binding_names_output_path(ctx, call, value.text.decode()):
-        raise CannotFix(f"its options set {OUTPUT_PATH}, which aoti_compile_and_package rejects: "
-                        "pass the path as package_path=... (ending in .pt2)")
+    if options is not None:
+        options_of(ctx, call, options[0])
 
 
 def load_check(ctx, call: Node, qualname: str) -> None:
@@ -187,15 +193,7 @@ def load_check(ctx, call: Node, qualname: str) -> None:
     bound = _ts_args(call, ["so_path", "device"])
     if "so_path" not in bound or "device" not in bound:
         raise CannotFix("the path or the device is missing")
-    value = _bare(bound["device"][0])
-    device = None
-    if value.type == "string":
-        v = _ts_simple_string(value)
-        device = v if isinstance(v, str) else None
-    elif value.type == "identifier":
-        device = _constant_device(ctx, call, value.text.decode())
-    if DEVICE.match(device or "") is None:
-        raise CannotFix(DEVICE_UNKNOWN)
+    device_index(ctx, call, bound["device"][0])
 
 
 def _arg(value: cst.BaseExpression, keyword: str | None = None) -> cst.Arg:
@@ -276,22 +274,30 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     parsed, bound = _args(src.node_text(call), params)
     if first not in bound or "args" not in bound:
         raise CannotFix("the model or the example inputs are missing")
-    model_node = _ts_arg(call, bound[first])
-    if model_node is not None and model_node.type == "identifier":
+    ts_bound = _ts_args(call, params)
+    model_node = ts_bound[first][0]
+    program = program_of(ctx, model_node)
+    if program is None and qualname == "torch._inductor.aot_compile":
+        raise CannotFix(GRAPH_MODULE_UNKNOWN.format(src.node_text(model_node)[:60]))
+    if program is None and model_node.type == "identifier" and ts_bound[first][1]:
         b = ctx.names.lookup(model_node.text.decode(), model_node.start_byte, ctx.names.scope_of(model_node))
         if b is not None and b.kind == DEF:
             raise CannotFix("torch.export.export takes an nn.Module, not a plain function: wrap it in a Module first")
 
-    export_args = [_arg(bound[first][0].value), _arg(bound["args"][0].value)]
-    if "kwargs" in bound:
-        arg, positional = bound["kwargs"]
-        export_args.append(_arg(arg.value, None if positional else "kwargs"))
-    if "dynamic_shapes" in bound:
-        export_args.append(_arg(bound["dynamic_shapes"][0].value, "dynamic_shapes"))
-    export_args.append(_arg(cst.Name("True"), "strict"))
+    if program is not None:  # `ep.module()`: compile `ep` itself, keeping its dynamic dims
+        ep = src.node_text(program)
+    else:
+        ep = _fresh_name(src, "ep")
+        export_args = [_arg(bound[first][0].value), _arg(bound["args"][0].value)]
+        if "kwargs" in bound:
+            arg, positional = bound["kwargs"]
+            export_args.append(_arg(arg.value, None if positional else "kwargs"))
+        if "dynamic_shapes" in bound:
+            export_args.append(_arg(bound["dynamic_shapes"][0].value, "dynamic_shapes"))
+        export_args.append(_arg(cst.Name("True"), "strict"))
 
-    ep = _fresh_name(src, "ep")
-    package_args = [_arg(cst.Name(ep))]
+    package_args = [_arg(cst.parse_expression(ep) if program is not None else cst.Name(ep))]
+    extra: list[Edit] = []
     options = bound.get("options")
     if options is not None and not (isinstance(options[0].value, cst.Name) and options[0].value.value == "None"):
         value = options[0].value
@@ -309,21 +315,27 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
             if kept:
                 package_args.append(_arg(value.with_changes(elements=kept), "inductor_configs"))
         else:
-            if _binds_output_path(ctx, call, value):
-                raise CannotFix(f"its options set {OUTPUT_PATH}, which aoti_compile_and_package rejects: "
-                                "pass the path as package_path=... (ending in .pt2)")
-            # copy: aoti_compile_and_package mutates the dict it is given
-            package_args.append(_arg(cst.parse_expression(f"dict({_code(value)} or {{}})"), "inductor_configs"))
+            found = options_of(ctx, call, ts_bound["options"][0])
+            if found.pair is not None:  # `opts = {"aot_inductor.output_path": p, ...}` read only here
+                path = cst.parse_expression(src.node_text(found.pair.child_by_field_name("value")))
+                package_args.append(_arg(_so_to_pt2(path), "package_path"))
+                extra += found.edits(src)
+                if found.rest:
+                    package_args.append(_arg(value, "inductor_configs"))
+            else:
+                # copy: aoti_compile_and_package mutates the dict it is given
+                package_args.append(_arg(cst.parse_expression(f"dict({_code(value)} or {{}})"), "inductor_configs"))
 
-    edits: list[Edit] = []
+    edits: list[Edit] = list(extra)
     line_start = src.lines.starts[src.lines.line_of(stmt.start_byte)]
     prefix = src.data[line_start : stmt.start_byte]
     indent = _indent(src, call)
-    ep_stmt = f"{ep} = {_call(EXPORT, export_args, indent)}"
-    if prefix.strip():  # `a = 1; so = aot_compile(...)`: stay on the line
-        edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}; "))
-    else:
-        edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}\n{prefix.decode()}"))
+    if program is None:
+        ep_stmt = f"{ep} = {_call(EXPORT, export_args, indent)}"
+        if prefix.strip():  # `a = 1; so = aot_compile(...)`: stay on the line
+            edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}; "))
+        else:
+            edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}\n{prefix.decode()}"))
     edits.append(Edit(call.start_byte, call.end_byte, _call(PACKAGE, package_args, indent)))
     return Fix(
         title="Migrate to torch.export.export + aoti_compile_and_package",
@@ -332,20 +344,157 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     )
 
 
-def _ts_arg(call: Node, bound: tuple[cst.Arg, bool]) -> Node | None:
-    """The tree-sitter node of a positional argument (for name look-ups)."""
-    arg, positional = bound
-    args = call.child_by_field_name("arguments")
-    if args is None or not positional:
+def program_of(ctx, model: Node) -> Node | None:
+    """`ep` of a model argument `ep.module()` where `ep` is an ExportedProgram (torch.export.export
+    or load, or its run_decompositions()): the expression to compile instead of re-exporting."""
+    model = _bare(model)
+    func = model.child_by_field_name("function") if model.type == "call" else None
+    args = model.child_by_field_name("arguments") if func is not None else None
+    if func is None or func.type != "attribute" or func.child_by_field_name("attribute").text != b"module" \
+            or args is None or args.named_child_count:
         return None
-    target = _code(arg.value).strip()
-    return next((a for a in args.named_children if a.text.decode().strip() == target), None)
+    obj = func.child_by_field_name("object")
+    return obj if _is_program(ctx, obj, model.start_byte) else None
 
 
-def _binds_output_path(ctx, call: Node, value: cst.BaseExpression) -> bool:
-    """`options=opts` where `opts` is, in this file, a dict literal naming the output path."""
-    cst = _libcst()
-    return isinstance(value, cst.Name) and _binding_names_output_path(ctx, call, value.value)
+def _is_program(ctx, node: Node, at: int, depth: int = 0) -> bool:
+    node = ctx.facts.deref(node, at)
+    if node is None or node.type != "call" or depth > 8:
+        return False
+    if ctx.facts.qualname(node) in PROGRAMS:
+        return True
+    func = node.child_by_field_name("function")
+    return func.type == "attribute" and func.child_by_field_name("attribute").text == b"run_decompositions" \
+        and _is_program(ctx, func.child_by_field_name("object"), node.start_byte, depth + 1)
+
+
+class Options:
+    """`options=opts` where `opts = {...}` is a dict literal bound once: read like a literal.
+    `pair` is its output-path entry, which moves to `package_path=` (only when `opts` is read
+    nowhere else); `rest` says whether other entries stay for `inductor_configs=`."""
+
+    def __init__(self, literal: Node | None = None, stmt: Node | None = None, pair: Node | None = None):
+        self.literal, self.stmt, self.pair = literal, stmt, pair
+        self.rest = literal is not None and any(c.type == "pair" and c is not pair for c in literal.named_children)
+
+    def edits(self, src) -> list[Edit]:
+        """The dict without its output path entry (the statement gone when nothing else is left)."""
+        if not self.rest:
+            return [_drop_statement(src, self.stmt)]
+        entries = [c for c in self.literal.named_children if c.type == "pair"]
+        i = next(k for k, e in enumerate(entries) if e.id == self.pair.id)
+        if i + 1 < len(entries):  # the entry, its comma and the space up to the next entry
+            return [Edit(self.pair.start_byte, entries[i + 1].start_byte, "")]
+        return [Edit(entries[i - 1].end_byte, self.pair.end_byte, "")]  # the comma before the last entry
+
+
+def _key(pair: Node) -> str | None:
+    key = pair.child_by_field_name("key")
+    return _ts_simple_string(key) if key is not None and key.type == "string" else None
+
+
+def options_of(ctx, call: Node, node: Node) -> Options:
+    """What the old call's `options` argument is (raises CannotFix where it cannot be carried over)."""
+    value = _bare(node)
+    if value.type in ("none", "dictionary"):
+        return Options()
+    if value.type != "identifier":
+        return Options()  # an expression: copied into inductor_configs as it is (dict(... or {}))
+    name = value.text.decode()
+    found = ctx.facts.binding_value(value, call.start_byte)
+    literal = _bare(found[0]) if found is not None else None
+    if literal is None or literal.type != "dictionary":
+        if _binding_names_output_path(ctx, call, name):
+            raise CannotFix(f"its options `{name}` set {OUTPUT_PATH} in a way this analysis cannot read "
+                            f"(bound more than once or conditionally): pass the path as package_path=... (.pt2)")
+        return Options()
+    binding = found[1]
+    pairs = [c for c in literal.named_children if c.type == "pair"]
+    pair = next((p for p in pairs if _key(p) == OUTPUT_PATH), None)
+    if any(_key(p) == PACKAGE_FLAG for p in pairs):
+        raise CannotFix(f"its options `{name}` set {PACKAGE_FLAG} (the old call then returns a list of files)")
+    if pair is None:
+        return Options()
+    if any(c.type not in ("pair", "comment") for c in literal.named_children) or any(_key(p) is None for p in pairs):
+        raise CannotFix(f"its options `{name}` ({_where(ctx, literal)}) are not a plain dict of string keys")
+    stmt = literal.parent
+    while stmt is not None and stmt.type == "assignment":
+        stmt = stmt.parent
+    if stmt is None or stmt.type != "expression_statement" or stmt.parent is None \
+            or stmt.parent.type not in ("block", "module"):
+        raise CannotFix(f"its options `{name}` ({_where(ctx, literal)}) are bound where the migration cannot edit them")
+    for ident in ctx.facts.idents(name):
+        if ident.id == value.id or stmt.start_byte <= ident.start_byte < stmt.end_byte:
+            continue
+        if ctx.names.lookup(name, ident.start_byte, ctx.names.scope_of(ident)) is binding:
+            raise CannotFix(f"its options `{name}` set {OUTPUT_PATH} and are also read at {_where(ctx, ident)}: "
+                            "the path cannot move to package_path= without changing that use")
+    path = pair.child_by_field_name("value")
+    blocker = _unmovable(ctx, path, binding.at, call.start_byte)
+    if blocker is not None:
+        raise CannotFix(f"the output path in `{name}` ({_where(ctx, path)}) reads `{blocker}`, which may change "
+                        "before the call: it cannot move to package_path= as it is")
+    return Options(literal, stmt, pair)
+
+
+def moved_span(ctx, call: Node, qualname: str) -> tuple[int, int] | None:
+    """The output-path entry of an options variable that the compile's rewrite moves into the
+    call (its `.so` text is renamed there, not where it stood)."""
+    first = "gm" if qualname == "torch._inductor.aot_compile" else "f"
+    try:
+        options = _ts_args(call, [first, "args", "kwargs"]).get("options")
+        pair = options_of(ctx, call, options[0]).pair if options is not None else None
+    except (CannotFix, Unsure):
+        return None
+    return (pair.start_byte, pair.end_byte) if pair is not None else None
+
+
+def _unmovable(ctx, expr: Node, here: int, there: int) -> str | None:
+    """The first part of `expr` whose value may differ between offsets `here` and `there` (a name
+    bound otherwise, a call that is not a pure path function), or None."""
+    names = ctx.names
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if node.type == "call":
+            if ctx.facts.qualname(node) not in PURE:
+                return ctx.source.node_text(node)[:40]
+            stack.extend(node.child_by_field_name("arguments").named_children)
+            func = node.child_by_field_name("function")
+            if func.type == "attribute":
+                stack.append(func.child_by_field_name("object"))
+            continue
+        if node.type == "identifier":
+            scope = names.scope_of(node)
+            name = node.text.decode()
+            if names.lookup(name, here, scope) is not names.lookup(name, there, scope):
+                return name
+            continue
+        if node.type == "attribute":
+            stack.append(node.child_by_field_name("object"))
+            continue
+        if node.type == "keyword_argument":
+            stack.append(node.child_by_field_name("value"))
+            continue
+        stack.extend(node.named_children)
+    return None
+
+
+def _drop_statement(src, stmt: Node) -> Edit:
+    """Delete a statement: its whole lines when it has them to itself, else the statement text."""
+    lines = src.lines
+    start_line, end_line = lines.line_of(stmt.start_byte), lines.line_of(stmt.end_byte)
+    start = lines.starts[start_line]
+    end = lines.starts[end_line + 1] if end_line + 1 < lines.line_count else len(src.data)
+    if src.data[start : stmt.start_byte].strip() or src.data[stmt.end_byte : end].strip():
+        return Edit(stmt.start_byte, stmt.end_byte, "pass")
+    return Edit(start, end, "")
+
+
+def _where(ctx, node: Node) -> str:
+    import os
+
+    return f"{os.path.basename(ctx.source.path)}:{ctx.source.lines.line_of(node.start_byte) + 1}"
 
 
 def _binding_names_output_path(ctx, call: Node, name: str) -> bool:
@@ -355,8 +504,8 @@ def _binding_names_output_path(ctx, call: Node, name: str) -> bool:
 
 # -- load ------------------------------------------------------------------------------------
 DEVICE = re.compile(r"^(cpu|cuda|xpu|mps)(?::(\d+))?$")
-DEVICE_UNKNOWN = ("the device is not a literal or a constant of this file: aoti_load_package takes "
-                  "the device type from the package and only an index (device_index=N)")
+DEVICE_UNKNOWN = ("the device `{}` is not known here (a literal, a constant, or a choice between them): "
+                  "aoti_load_package takes the device type from the package and only an index (device_index=N)")
 
 
 def load_fix(ctx, call: Node, qualname: str) -> Fix:
@@ -366,15 +515,12 @@ def load_fix(ctx, call: Node, qualname: str) -> Fix:
     _, bound = _args(src.node_text(call), ["so_path", "device"])
     if "so_path" not in bound or "device" not in bound:
         raise CannotFix("the path or the device is missing")
-    device = _literal_device(ctx, call, bound["device"][0].value)
-    m = DEVICE.match(device or "")
-    if m is None:
-        raise CannotFix(DEVICE_UNKNOWN)
+    index = device_index(ctx, call, _ts_args(call, ["so_path", "device"])["device"][0])
     path = _so_to_pt2(bound["so_path"][0].value) if isinstance(
         bound["so_path"][0].value, (cst.SimpleString, cst.FormattedString)) else bound["so_path"][0].value
     args = [_arg(path)]
-    if m.group(2) is not None:
-        args.append(_arg(cst.Integer(m.group(2)), "device_index"))
+    if index is not None:
+        args.append(_arg(cst.Integer(index), "device_index"))
     edits = [Edit(call.start_byte, call.end_byte, _call(LOAD, args, _indent(src, call)))]
     return Fix(
         title="Migrate to torch._inductor.aoti_load_package",
@@ -383,23 +529,44 @@ def load_fix(ctx, call: Node, qualname: str) -> Fix:
     )
 
 
-def _literal_device(ctx, call: Node, value: cst.BaseExpression) -> str | None:
-    cst = _libcst()
-    if isinstance(value, cst.SimpleString):
-        v = value.evaluated_value
-        return v if isinstance(v, str) else None
-    if isinstance(value, cst.Name):
-        return _constant_device(ctx, call, value.value)
-    return None
+def device_index(ctx, call: Node, node: Node) -> str | None:
+    """The `device_index=` an old loader's device becomes: None for `"cpu"`/`"cuda"`, N for
+    `"cuda:N"`. A device chosen at run time between values that agree on the index (`"cuda" if
+    torch.cuda.is_available() else "cpu"`) becomes the same; otherwise CannotFix."""
+    values = _device_values(ctx, node, call.start_byte, 0)
+    if values is None:
+        raise CannotFix(DEVICE_UNKNOWN.format(ctx.source.node_text(node)[:40]))
+    matches = [DEVICE.match(v) for v in sorted(values)]
+    bad = [v for v, m in zip(sorted(values), matches) if m is None]
+    if bad:
+        raise CannotFix(f"the device can be `{bad[0]}`, which aot_load rejects (Unsupported device)")
+    indices = {m.group(2) for m in matches}
+    if len(indices) > 1:
+        raise CannotFix(f"the device is one of {', '.join(repr(v) for v in sorted(values))}: aoti_load_package "
+                        "takes only an index, and an index on a CPU package fails")
+    return indices.pop()
 
 
-def _constant_device(ctx, call: Node, name: str) -> str | None:
-    """The text of a plain string constant `name` stands for at `call`."""
-    b = ctx.names.lookup(name, call.start_byte, ctx.names.scope_of(call))
-    if b is not None and b.value is not None and b.value.type == "string":
-        parts = [c for c in b.value.named_children if c.type not in ("string_start", "string_end")]
-        if len(parts) == 1 and parts[0].type == "string_content":
-            return parts[0].text.decode()
+def _device_values(ctx, node: Node, at: int, depth: int) -> set[str] | None:
+    """Every string the device expression can hold (a literal, a constant, either side of a
+    conditional), or None where one is not known."""
+    node = ctx.facts.deref(_bare(node), at)
+    if node is None or depth > 8:
+        return None
+    if node.type == "string":
+        v = _ts_simple_string(node)
+        return {v} if isinstance(v, str) else None
+    if node.type == "conditional_expression":
+        sides = [c for c in node.named_children if c.type != "comment"]
+        if len(sides) != 3:
+            return None
+        a, b = _device_values(ctx, sides[0], at, depth + 1), _device_values(ctx, sides[2], at, depth + 1)
+        return a | b if a is not None and b is not None else None
+    if node.type == "call" and ctx.facts.qualname(node) == "torch.device":
+        # measured (torch 2.13): aot_load compares strings, so a device object fails there
+        # (`'torch.device' object has no attribute 'startswith'`); the migration would hide that
+        raise CannotFix("the device is a torch.device object, which aot_load fails on (it takes a string: "
+                        "`'torch.device' object has no attribute 'startswith'`): fix the call first")
     return None
 
 

@@ -14,12 +14,13 @@ in the editor, never applied by `--fix` or fix-all, and says which device it dro
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
 from aoti_lsp import findings
-from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD
+from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE
 from aoti_lsp.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.fixes.migrate import (
     CannotFix,
@@ -30,6 +31,7 @@ from aoti_lsp.fixes.migrate import (
     import_edits,
     load_check,
     load_fix,
+    moved_span,
 )
 
 COMPILE_TITLE = "Migrate to torch.export.export + aoti_compile_and_package"
@@ -54,13 +56,15 @@ class Plan:
     tails: dict[tuple[str, int], tuple[int, bytes]] = field(default_factory=dict)  # (file, start) -> (end, text)
     name: str | None = None  # the artifact's file name, for titles
     producers: int = 0  # compiles of the project that write it, old API or new
+    outside: str | None = None  # why a program outside the project may read it: then display-only
+    key: str | None = None  # the artifact's key, when the plan was collected by it
 
 
 def migration(ctx, call: Node) -> Fix | LazyFix:
     """The whole migration of the artifact `call` (an old compile or a loader) writes or reads."""
     plan = _plan(ctx, call)
     # the compile's finding and each loader's carry the same fix: build it once per analysis
-    key = tuple(sorted((os.path.abspath(m.path), m.call.start_byte) for m in plan.compiles + plan.loads))
+    key = plan.key or tuple(sorted((os.path.abspath(m.path), m.call.start_byte) for m in plan.compiles + plan.loads))
     memo = ctx.lookups.setdefault("migrations", {}) if getattr(ctx, "lookups", None) is not None else {}
     if key not in memo:
         memo[key] = _migration(ctx, plan)
@@ -113,7 +117,13 @@ def _nested(plan: Plan) -> bool:
     spans: dict[str, list[tuple[int, int]]] = {}
     for m in plan.compiles + plan.loads:
         spans.setdefault(os.path.abspath(m.path), []).append((m.call.start_byte, m.call.end_byte))
-    return any(o != i and o[0] <= i[0] and i[1] <= o[1] for s in spans.values() for o in s for i in s)
+    for found in spans.values():  # sorted by start (longest first): a span inside the one before
+        end = -1
+        for start, stop in sorted(set(found), key=lambda x: (x[0], -x[1])):
+            if stop <= end:
+                return True
+            end = max(end, stop)
+    return False
 
 
 def _rewritten(plan: Plan) -> dict[str, tuple[object, list]]:
@@ -128,6 +138,8 @@ def _rewritten(plan: Plan) -> dict[str, tuple[object, list]]:
 def _renamed(plan: Plan) -> list[tuple[str, int, int]]:
     """(file, start, end) of each `.so` the plan renames outside its rewritten calls."""
     covered = [(os.path.abspath(m.path), m.call.start_byte, m.call.end_byte) for m in plan.compiles + plan.loads]
+    covered += [(os.path.abspath(m.path), *span) for m in plan.compiles
+                if (span := moved_span(m.ctx, m.call, m.qualname)) is not None]
     out = []
     for (path, start), (end, text) in sorted(plan.tails.items()):
         if not text.endswith(b".so") or any(p == path and s <= start < e for p, s, e in covered):
@@ -154,10 +166,12 @@ def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
     elif len(files) > 1:
         notes.append(f"edits {len(files)} files")
     notes += [f'drops device="{d}"' for d in dropped]
+    if plan.outside:
+        notes.append(plan.outside)
     if notes:
         title += f" ({', '.join(notes)})"
-    # a device mismatch is the user's decision (AOTI101): editor only
-    return title, Applicability.DISPLAY if dropped else Applicability.UNSAFE, files
+    # a device mismatch, or a reader the project does not show, is the user's decision: editor only
+    return title, Applicability.DISPLAY if dropped or plan.outside else Applicability.UNSAFE, files
 
 
 def _edits(ctx, plan: Plan) -> list[Edit]:
@@ -219,18 +233,98 @@ def _plan(ctx, call: Node) -> Plan:
     owner = compile_site.call if compile_site is not None else call
     raw = facts.path_key(node, owner.start_byte)
     key = facts.resolve_key(raw)
+    what = f"`{ctx.source.node_text(node)[:40]}` ({_where(ctx, node)})"
     if key is None:
-        what = ctx.source.node_text(node)
-        raise CannotFix(f"the artifact path `{what[:40]}` is computed at run time: the places that "
-                        "name it cannot all be found")
-    plan.name = os.path.basename(key) if not key.startswith("@") else None
-    _collect(ctx, key, plan)
+        if compile_site is None:
+            if load_site.qualname not in OLD_LOAD:
+                raise CannotFix(f"the path {what} is known only at run time and no compile of the project "
+                                f"writes it: migrate this loader together with the program that does ({PAGE})")
+            plan.loads.append(Member(ctx, call, load_site.qualname))
+            plan.outside = (f"the path {what} is known only at run time and nothing in the project writes it: "
+                            "what it names must become a .pt2 written by aoti_compile_and_package")
+            return plan
+        # this run's loaders are those its value reaches; another program may be given the path too
+        _returned_artifact(ctx, compile_site, plan)
+        plan.outside = (f"the path {what} is known only at run time: it must end in .pt2, and any program "
+                        "outside the project that loads it must use aoti_load_package")
+        return plan
+    plan = _collected(ctx, key)
     if not plan.producers:
-        raise CannotFix(f"no compile in the project writes `{plan.name}`: migrate this together with the "
-                        "aot_compile that does (a loader alone would look for a .pt2 nobody writes)")
+        if not any(m.qualname in OLD_LOAD for m in plan.loads):
+            raise CannotFix(f"no compile in the project writes {what}: migrate this loader together with the "
+                            f"aot_compile that does ({PAGE})")
+        plan.outside = (f"nothing in the project writes {what}: the program that does must write a .pt2 "
+                        "with aoti_compile_and_package")
+        return plan
     if not plan.compiles and not any(m.qualname in OLD_LOAD for m in plan.loads):
         raise CannotFix("nothing of it uses the old API")
+    if not key.startswith(PRIVATE):
+        named = _named_outside_python(ctx, key)
+        if named is not None:
+            plan.outside = (f"`{os.path.basename(key)}` is also named in {named}: a program outside Python may "
+                            "read it, and must change to aoti_load_package / AOTIModelPackageLoader with it")
+        elif not plan.loads and not _loaded_in_project(ctx, key):
+            plan.outside = (f"nothing in the project loads {what}: the program that does (a C++ runner, another "
+                            "repository) must change to aoti_load_package / AOTIModelPackageLoader with it")
     return plan
+
+
+# files other programs read the artifact through (build and run scripts, C++ sources, docs)
+TEXT_FILES = (".sh", ".bash", ".mk", ".cmake", ".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hpp", ".rs", ".go",
+              ".java", ".js", ".ts", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".txt", ".md", ".rst")
+TEXT_NAMES = ("Makefile", "makefile", "GNUmakefile", "Dockerfile", "CMakeLists.txt", "Justfile")
+SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".aoti_lsp_cache",
+             ".tox", ".mypy_cache", ".pytest_cache", "site-packages"}
+_SO_NAME = re.compile(rb"[\w.+-]+\.so\b")
+
+
+def _named_outside_python(ctx, key: str) -> str | None:
+    """`file:line` of a non-Python file of the project that names the artifact's file (a Makefile
+    running `./inference model.so`, a C++ runner, a README's run command), or None."""
+    project = ctx.project
+    root = getattr(project, "root", None) if project is not None else None
+    if not root:
+        return None
+    found = project.__dict__.get("so_names")
+    if found is None or found[0] != root:  # read once per project: the tree, not each plan
+        found = project.__dict__["so_names"] = (root, _so_names(root))
+    return found[1].get(os.path.basename(key))
+
+
+def _so_names(root: str, most: int = 5000, size: int = 1 << 20) -> dict[str, str]:
+    """`.so` file name -> its first mention (`file:line`) in the project's non-Python text files."""
+    out: dict[str, str] = {}
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if not (name.endswith(TEXT_FILES) or name in TEXT_NAMES):
+                continue
+            seen += 1
+            if seen > most:
+                return out
+            path = os.path.join(folder, name)
+            try:
+                if os.path.islink(path) or os.path.getsize(path) > size:
+                    continue
+                with open(path, "rb") as fh:
+                    data = fh.read(size)
+            except OSError:
+                continue
+            line, at = 1, 0
+            for m in _SO_NAME.finditer(data):
+                line, at = line + data.count(b"\n", at, m.start()), m.start()  # counted once over the file
+                out.setdefault(os.path.basename(m.group().decode(errors="replace")), f"{os.path.relpath(path, root)}:{line}")
+    return out
+
+
+PAGE = "see AOTI001's page: producer and consumer in different programs"
+
+
+def _loaded_in_project(ctx, key: str) -> bool:
+    """A loader of the new API already reads `key` (a half-done migration): the project has its consumer."""
+    return any(kind == "load" for kind, _ in _sites_by_key(ctx).get(key, ())) or (
+        ctx.project is not None and any(kind == "load" for _, kind, _ in ctx.project.artifact_sites().get(key, ())))
 
 
 def _returned_artifact(ctx, site, plan: Plan) -> Plan:
@@ -250,6 +344,23 @@ def _returned_artifact(ctx, site, plan: Plan) -> Plan:
                             "the .so cannot be changed with it")
     plan.loads += [Member(ctx, load.call, load.qualname) for load in facts.loads_of_value(site.call)]
     return plan
+
+
+def _collected(ctx, key: str) -> Plan:
+    """The plan of artifact `key` (every compile and load of it), collected once per analysis:
+    each of its calls asks (400 loads of one path must not collect it 400 times)."""
+    memo = ctx.lookups.setdefault("collected", {}) if getattr(ctx, "lookups", None) is not None else {}
+    if key not in memo:
+        plan = Plan(name=os.path.basename(key) if not key.startswith(("@", PRIVATE)) else None)
+        try:
+            _collect(ctx, key, plan)
+            memo[key] = plan
+        except CannotFix as why:
+            memo[key] = why
+    found = memo[key]
+    if isinstance(found, CannotFix):
+        raise found
+    return Plan(list(found.compiles), list(found.loads), dict(found.tails), found.name, found.producers, key=key)
 
 
 def _collect(ctx, key: str, plan: Plan) -> None:
@@ -383,7 +494,20 @@ def _add_tail(ctx, tail, plan: Plan) -> None:
 
 def _check_constant_uses(ctx, start: int, plan: Plan) -> None:
     """A module constant whose text is renamed must not serve anything but this artifact: its
-    reads in its own file are either path arguments of the plan's calls or other constants."""
+    reads in its own file are either path arguments of the plan's calls or other constants.
+    Asked once per constant and analysis (every load of a shared path names the same one)."""
+    memo = ctx.lookups.setdefault("constant_uses", {}) if getattr(ctx, "lookups", None) is not None else {}
+    if start not in memo:
+        try:
+            _constant_uses(ctx, start)
+            memo[start] = None
+        except CannotFix as why:
+            memo[start] = why
+    if memo[start] is not None:
+        raise memo[start]
+
+
+def _constant_uses(ctx, start: int) -> None:
     facts = ctx.facts
     names = ctx.names
     for name, bindings in names.module.bindings.items():
@@ -402,7 +526,9 @@ def _check_constant_uses(ctx, start: int, plan: Plan) -> None:
 
 # reads that use the `.so` as something other than the artifact's name: renaming would break them
 LIBRARY_LOADS = {"ctypes.CDLL", "ctypes.cdll.LoadLibrary", "ctypes.PyDLL", "torch.ops.load_library",
-                 "torch.classes.load_library", "importlib.util.spec_from_file_location"}
+                 "torch.classes.load_library", "importlib.util.spec_from_file_location",
+                 "torch._C._aoti.AOTIModelContainerRunnerCpu", "torch._C._aoti.AOTIModelContainerRunnerCuda",
+                 "torch._C._aoti.AOTIModelContainerRunnerXpu", "torch._C._aoti.AOTIModelContainerRunnerMps"}
 STRING_SURGERY = {"replace", "removesuffix", "rstrip", "split", "rsplit", "endswith", "partition", "rpartition"}
 
 

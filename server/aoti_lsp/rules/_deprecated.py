@@ -19,24 +19,51 @@ from aoti_lsp.rules import Rule
 MIGRATION_PLAN = """
 
 **One artifact, one migration, across the project.** The fix is planned on the artifact the call
-writes or reads (the `.so` path, or the compile's return value), and every place that names it
-changes together, in every file of the project: the compile, every loader (`aot_load` becomes
-`aoti_load_package`; a new loader still given the `.so` too), and the string text the path ends
-with, wherever it is spelt (a literal at the call, a constant of the file, a constant of another
-module: `TOWER = os.path.join(ARTIFACT_DIR, "tower.so")` in `paths.py`), plus other strings of
-those files spelt the same (`os.path.exists("out/m.so")`). The quick fix's title says what it
-renames and in how many files; the editor gets one edit over all of them; `--fix` writes those
-files all or none. The same fix is attached to the compile's and the loaders' findings.
+writes or reads, from where its value flows first: the compile's return value to every loader it
+reaches (a variable, an attribute, a helper's return), then the path's text for what value flow
+cannot see. Every place that names the artifact changes together, in every file of the project:
+the compile, every loader (`aot_load` becomes `aoti_load_package`; a new loader still given the
+`.so` too), and the string text the path ends with, wherever it is spelt (a literal at the call,
+a constant of the file, a constant of another module: `TOWER = os.path.join(ARTIFACT_DIR,
+"tower.so")` in `paths.py`), plus other strings of those files spelt the same
+(`os.path.exists("out/m.so")`). Two spellings of the same path name the same artifact in every
+module: `os.path.join(os.getcwd(), "m.so")`, `os.path.abspath("m.so")` and `"m.so"` all resolve
+against the working directory. The quick fix's title says what it renames and in how many files;
+the editor gets one edit over all of them; `--fix` writes those files all or none. The same fix is
+attached to the compile's and the loaders' findings.
 
-No fix, with the reason in the related information, when the plan cannot be made whole: the
-artifact path is computed at run time (`sys.argv[1]`); no compile of the project writes the `.so`
-a loader reads (the producer is elsewhere); the compile's result is returned to code this analysis
-cannot follow; the path constant is also loaded as a shared library (`ctypes.CDLL`) or taken apart
-as a string (`.replace(".so", ...)`); a loader's device cannot be read. A loader that asks for
-another device type than the compile used (`aot_load(p, "cpu")` of a CUDA-compiled model) is a bug
-of its own (AOTI101): the migration would drop `device="cpu"` and hide it, so it is then offered
-only in the editor (display-only, its title says `drops device="cpu"`), never by `--fix` or
-fix-all, and AOTI101 stays reported."""
+What the old call did is carried over exactly: its arguments, `dynamic_shapes` and the context it
+runs in stay; an options dict bound once to a variable (`opts = {"aot_inductor.output_path": p,
+...}`, read nowhere else) is read like a literal: its output path moves to `package_path=` and
+the other keys stay in `opts`, passed as `inductor_configs=`. **What is exported already is never
+exported again**: `torch._inductor.aot_compile(ep.module(), ...)` of an `ExportedProgram ep`
+becomes `aoti_compile_and_package(ep, ...)`, which keeps `ep`'s dynamic dims (re-exporting
+`ep.module()` without `dynamic_shapes` makes every dim static: measured on torch 2.13, the package
+then rejects every other batch size). A device chosen at run time between values that agree on
+the index (`"cuda" if torch.cuda.is_available() else "cpu"`) becomes no `device_index`, as the
+loader takes the device type from the package.
+
+**Producer and consumer in different programs.** A folder made by `tempfile.mkdtemp()` or
+`TemporaryDirectory()` in the same run is private: no other program can read what is written
+there, so its loaders are exactly those the value reaches. Otherwise, where nothing in the
+project loads the `.so` (a C++ runner, another repository, a path passed on the command line and
+loaded by another program), the migration is offered only in the editor (display-only), its title
+saying what must change elsewhere: that reader must move to `aoti_load_package` (C++:
+`AOTIModelPackageLoader`) in the same change, and a path given at run time must end in `.pt2`.
+Migrate both sides together; `--fix` never applies it.
+
+No fix, with the reason in the related information, naming the expression and the place, when
+the plan cannot be made whole: a loader whose path is known only at run time and that no compile
+of the project writes (`aot_load(sys.argv[1], ...)`: the producer is elsewhere); the compile's
+result is returned to code this analysis cannot follow; the path constant is also loaded as a
+shared library (`ctypes.CDLL`) or taken apart as a string (`.replace(".so", ...)`); an options
+variable that is also read elsewhere; a graph module given to `torch._inductor.aot_compile` that
+this analysis cannot trace to an `ExportedProgram` (re-exporting it would make its dims static);
+a loader's device that cannot be read. A loader that asks for another device type than the
+compile used (`aot_load(p, "cpu")` of a CUDA-compiled model) is a bug of its own (AOTI101): the
+migration would drop `device="cpu"` and hide it, so it is then offered only in the editor
+(display-only, its title says `drops device="cpu"`), never by `--fix` or fix-all, and AOTI101
+stays reported. `--diff` lists every finding it does not fix, with why, on stderr."""
 
 
 class DeprecatedCall(Rule):

@@ -1,0 +1,212 @@
+"""The migration on the shapes real code has (issue 18), planned without torch: what it rewrites,
+and the true reason where it does not. Real-torch runs of these shapes, before and after the fix at
+batch sizes other than the example's: tests/torch/test_real_shapes.py."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from aoti_lsp.config import Config
+from aoti_lsp.engine import analyze
+from aoti_lsp.fixes import plan as planmod
+from aoti_lsp.source import Source
+
+MODEL = """
+    import torch
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+"""
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+def _diff(root: Path, *paths: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "--no-cache", "--diff", "--unsafe-fixes",
+                           *(paths or ["."])], cwd=root, capture_output=True, text=True, timeout=120)
+
+
+def test_a_temporary_folder_is_private_and_the_value_flows_to_its_loader(tmp_path):
+    root = _project(tmp_path, {"script.py": """
+        import os, tempfile, torch
+        out_dir = tempfile.mkdtemp()
+        so_path = torch._export.aot_compile(model, (x,), {"scale": s}, dynamic_shapes=ds,
+                                            options={"aot_inductor.output_path": os.path.join(out_dir, "m.so")})
+        runner = torch._export.aot_load(so_path, "cpu")
+    """})
+    out = _diff(root)
+    assert out.returncode == 1, out.stderr
+    assert 'package_path=os.path.join(out_dir, "m.pt2")' in out.stdout
+    assert "dynamic_shapes=ds" in out.stdout and "{\"scale\": s}" in out.stdout
+    assert "+runner = torch._inductor.aoti_load_package(so_path)" in out.stdout
+    assert "not fixed" not in out.stderr
+
+
+def test_with_temporary_directory_is_private_too(tmp_path):
+    root = _project(tmp_path, {"script.py": """
+        import os, tempfile, torch
+        with tempfile.TemporaryDirectory() as d:
+            so = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": os.path.join(d, "m.so")})
+            print(so)
+    """})
+    out = _diff(root)
+    assert 'package_path=os.path.join(d, "m.pt2")' in out.stdout, out.stderr
+
+
+def test_tutorial_two_scripts_cwd_path_options_variable_and_device_ternary(tmp_path):
+    common = """
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        so_file = os.path.join(os.getcwd(), "m.so")
+    """
+    root = _project(tmp_path, {
+        "export.py": "import os\nimport torch\nfrom torch.export import Dim\n" + textwrap.dedent(common) + textwrap.dedent("""
+            opts = {"aot_inductor.output_path": so_file}
+            with torch.no_grad():
+                so = torch._export.aot_compile(model, sample, dynamic_shapes={"x": {0: Dim("batch", min=2, max=64)}}, options=opts)
+        """),
+        "serve.py": "import os\nimport torch\n" + textwrap.dedent(common) + "runner = torch._export.aot_load(so_file, device)\n",
+    })
+    for named in ((), ("serve.py",), ("export.py",)):  # the whole tree, or one file from the root
+        out = _diff(root, *named)
+        assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
+        assert '-opts = {"aot_inductor.output_path": so_file}' in out.stdout
+        assert 'dynamic_shapes={"x": {0: Dim("batch", min=2, max=64)}}, strict=True)' in out.stdout
+        assert "aoti_compile_and_package(ep, package_path=so_file)" in out.stdout
+        assert out.stdout.count('+so_file = os.path.join(os.getcwd(), "m.pt2")') == 2
+        assert "+runner = torch._inductor.aoti_load_package(so_file)" in out.stdout
+
+
+def test_an_options_variable_with_more_keys_keeps_them(tmp_path):
+    root = _project(tmp_path, {"build.py": """
+        import torch
+        opts = {
+            "max_autotune": False,
+            "aot_inductor.output_path": "/srv/m.so",
+        }
+        so = torch._export.aot_compile(model, (x,), options=opts)
+        runner = torch._export.aot_load(so, "cuda:1")
+    """})
+    out = _diff(root)
+    assert '-    "aot_inductor.output_path": "/srv/m.so",' in out.stdout, out.stdout + out.stderr
+    assert '"max_autotune": False,' not in [l[1:] for l in out.stdout.splitlines() if l.startswith("-")]
+    assert 'aoti_compile_and_package(ep, package_path="/srv/m.pt2", inductor_configs=opts)' in out.stdout
+    assert "aoti_load_package(so, device_index=1)" in out.stdout
+
+
+def test_an_exported_program_is_compiled_never_exported_again(tmp_path):
+    root = _project(tmp_path, {"run.py": """
+        import os, torch
+        from torch.export import Dim
+        ep = torch.export.export(M(), example_inputs, dynamic_shapes={"x": {0: Dim("batch", min=2, max=64)}})
+        path = torch._inductor.aot_compile(ep.module(), example_inputs, options={"aot_inductor.output_path": os.path.abspath("c.so")})
+        runner = torch._export.aot_load(path, "cpu")
+    """})
+    out = _diff(root)
+    assert "torch.export.export(ep.module()" not in out.stdout and "strict=True" not in out.stdout
+    assert '+path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.abspath("c.pt2"))' in out.stdout
+
+
+def test_a_graph_module_of_unknown_origin_is_refused_with_the_reason(tmp_path):
+    root = _project(tmp_path, {"run.py": """
+        import torch
+        path = torch._inductor.aot_compile(gm, args, options={"aot_inductor.output_path": "/tmp/g.so"})
+        runner = torch._export.aot_load(path, "cpu")
+    """})
+    before = (root / "run.py").read_text()
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == ""
+    assert "`gm` is a graph module this analysis cannot trace to an ExportedProgram" in out.stderr
+    assert (root / "run.py").read_text() == before
+
+
+def test_refusals_name_the_blocking_expression_and_place(tmp_path):
+    root = _project(tmp_path, {
+        "serve.py": "import sys, torch\nrunner = torch._export.aot_load(sys.argv[1], 'cpu')\n",
+        "build.py": "import torch\nopts = {'aot_inductor.output_path': '/srv/m.so'}\n"
+                    "so = torch._export.aot_compile(model, (x,), options=opts)\nprint(opts)\n"
+                    "r = torch._export.aot_load(so, 'cpu')\n",
+    })
+    err = _diff(root).stderr
+    assert ("serve.py:2:10: AOTI002 not fixed: display-only fix, for the editor: Migrate to "
+            "torch._inductor.aoti_load_package (the path `sys.argv[1]` (serve.py:2) is known only") in err
+    assert "its options `opts` set aot_inductor.output_path and are also read at build.py:4" in err
+    assert "None" not in err
+
+
+def test_a_reader_outside_the_project_gets_an_editor_only_offer_that_says_so(tmp_path):
+    root = _project(tmp_path, {"export_for_cpp.py": """
+        import torch
+        torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": "/models/ranker.so"})
+    """})
+    src = (root / "export_for_cpp.py").read_text()
+    found = analyze(Source.from_text(src, str(root / "export_for_cpp.py")), Config()).findings
+    fix = found[0].fix
+    assert fix.applicability.value == "display-only"
+    assert "nothing in the project loads" in fix.title and "C++ runner" in fix.title
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == "" and "display-only fix, for the editor" in out.stderr
+
+
+def test_many_loads_of_one_artifact_are_planned_once(monkeypatch):
+    """400 loads of one shared path: the artifact is collected once, not once per load (issue 19)."""
+    calls = []
+    real = planmod._collect
+    monkeypatch.setattr(planmod, "_collect", lambda *a: calls.append(1) or real(*a))
+    lines = ["import torch", "P = 'out/m.so'",
+             "so = torch._export.aot_compile(model, (x,), options={'aot_inductor.output_path': P})"]
+    for i in range(400):
+        lines += [f"def f{i}():", f"    r = torch._export.aot_load(P, 'cpu')", "    return r(x)"]
+    found = analyze(Source.from_text("\n".join(lines) + "\n", "/tmp/many.py"), Config()).findings
+    assert sum(f.code == "AOTI002" and f.fix is not None for f in found) == 400
+    assert len(calls) == 1
+
+
+def test_a_so_named_by_a_makefile_is_read_outside_python(tmp_path):
+    """The Python loader is not the only reader: a Makefile runs a C++ binary on the same .so."""
+    root = _project(tmp_path, {
+        "run.py": """
+            import os, torch
+            so = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": os.path.join(os.getcwd(), "export/model.so")})
+            runner = torch._export.aot_load(f"export/model.so", "cpu")
+        """,
+        "Makefile": "run:\n\t./build/inference ${PWD}/export/model.so\n",
+    })
+    out = _diff(root)
+    assert out.stdout == "" and out.returncode == 1
+    assert "`model.so` is also named in Makefile:2: a program outside Python may read it" in out.stderr
+    (root / "Makefile").unlink()
+    out = _diff(root)
+    assert "+runner = torch._inductor.aoti_load_package(f\"export/model.pt2\")" in out.stdout, out.stderr
+
+
+def test_a_loader_alone_is_offered_in_the_editor_with_what_its_producer_must_do(tmp_path):
+    root = _project(tmp_path, {"utils.py": """
+        import torch
+        def aot_load(path):
+            return torch._export.aot_load(path, "cuda")
+    """})
+    src = (root / "utils.py").read_text()
+    fix = analyze(Source.from_text(src, str(root / "utils.py")), Config()).findings[0].fix
+    assert fix.applicability.value == "display-only"
+    assert "nothing in the project writes it: what it names must become a .pt2" in fix.title
+    assert [e.text for e in fix.edits] == ["torch._inductor.aoti_load_package(path)"]
+
+
+def test_the_private_temporary_folder_spelt_twice_is_one_artifact(tmp_path):
+    root = _project(tmp_path, {"test_q.py": """
+        import tempfile, torch
+        def test_export():
+            with tempfile.TemporaryDirectory() as tmpdirname:
+                torch._export.aot_compile(model, (t,), options={"aot_inductor.output_path": f"{tmpdirname}/model.so"})
+                fn = torch._export.aot_load(f"{tmpdirname}/model.so", "cpu")
+    """})
+    out = _diff(root)
+    assert out.stdout.count('f"{tmpdirname}/model.pt2"') == 2, out.stdout + out.stderr
+    assert "+        fn = torch._inductor.aoti_load_package(f\"{tmpdirname}/model.pt2\")" in out.stdout
