@@ -207,8 +207,9 @@ def test_fix_markers_match_the_count_with_unsafe_fixes(proj, capsys):
 
 def test_diff_says_when_only_unsafe_fixes_exist(proj, capsys):
     code, out, err = run(capsys, "--check", "--diff", "bad.py")
-    assert code == 0 and out == ""
+    assert code == 1 and out == ""  # nothing to change, but a finding is left: never a pass
     assert "No fixes available (1 hidden fix can be enabled with --unsafe-fixes)" in err
+    assert "AOTI001 not fixed: unsafe fix, not applied without --unsafe-fixes" in err
     code, out, err = run(capsys, "--check", "--diff", "--unsafe-fixes", "bad.py")
     assert code == 1 and "+++ b/bad.py" in out and "No fixes available" not in err
 

@@ -1,6 +1,6 @@
 """`aoti-lsp`: check / fix from the command line, print rule docs, or serve the LSP.
 
-Exit codes: 0 clean, 1 findings (or, with --diff, changes), 2 usage or internal error.
+Exit codes: 0 clean, 1 findings (with --diff: changes, or findings it does not fix), 2 usage or internal error.
 Imports neither pygls nor torch unless `serve` is asked for.
 """
 
@@ -171,6 +171,8 @@ def check(args) -> int:
                                color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         if out:
             print(out)
+    if args.diff:
+        _unfixed(items, args.unsafe_fixes)
     if args.diff and not changed and counts["hidden"]:
         print(f"No fixes available ({counts['hidden']} hidden fix{'es' if counts['hidden'] != 1 else ''} "
               "can be enabled with --unsafe-fixes)", file=sys.stderr)
@@ -180,9 +182,24 @@ def check(args) -> int:
         return 2
     if args.exit_zero:
         return 0
-    if args.diff:
-        return 1 if changed else 0
+    if args.diff:  # 0 only when there is nothing to change and nothing left unfixed
+        return 1 if changed or any(not applicable(f.fix, args.unsafe_fixes) for f, _ in items) else 0
     return 1 if items else 0
+
+
+def _unfixed(items, unsafe: bool) -> None:
+    """--diff: each finding the diff does not fix, on stderr with why (the diff keeps stdout)."""
+    for f, source in items:
+        if applicable(f.fix, unsafe):
+            continue
+        line, col = source.lines.position(f.start, UTF32)
+        if f.fix is None:
+            why = next((r.message for r in f.related if r.message.startswith("no automatic fix")), "no automatic fix")
+        elif applicable(f.fix, True):
+            why = f"unsafe fix, not applied without --unsafe-fixes: {f.fix.title}"
+        else:
+            why = f"display-only fix, for the editor: {f.fix.title}"
+        print(f"{_rel(source.path)}:{line + 1}:{col + 1}: {f.code} not fixed: {why}", file=sys.stderr)
 
 
 def _prints_edits(args) -> bool:
