@@ -53,6 +53,7 @@ class Hunk:
     old_start: int
     removed: dict = field(default_factory=dict)  # old line number -> text
     added: list = field(default_factory=list)
+    new: list = field(default_factory=list)  # the hunk's lines after the fix (context and added)
 
 
 def load_sites(path: Path) -> list[dict]:
@@ -127,7 +128,9 @@ def parse_diff(root: Path, text: str) -> dict[str, list[Hunk]]:
                 old += 1
             elif line.startswith("+"):
                 h.added.append(line[1:])
+                h.new.append(line[1:])
             elif not line.startswith("\\"):
+                h.new.append(line[1:])
                 old += 1
     return hunks
 
@@ -158,15 +161,15 @@ def migration_problems(site: dict, hunk: Hunk) -> list[str]:
     """What is wrong with a migration, read from the diff: the site's own require/forbid, and, for
     a compile, the two general faults (dynamic_shapes dropped, an ExportedProgram's .module()
     re-exported)."""
-    added = "\n".join(hunk.added)
+    added, new = "\n".join(hunk.added), "\n".join(hunk.new)
     removed = "\n".join(hunk.removed.values())
-    out = [f"adds nothing matching {rx!r}" for rx in site.get("require", []) if not re.search(rx, added)]
+    out = [f"nothing after the fix matches {rx!r}" for rx in site.get("require", []) if not re.search(rx, new)]
     out += [f"adds {rx!r}" for rx in site.get("forbid", []) if re.search(rx, added)]
     if "aot_compile" not in site["api"]:  # a loader's hunk may hold its compile's edits too
         return out
     if "dynamic_shapes" in removed and "dynamic_shapes" not in added:
         out.append("drops dynamic_shapes")
-    if REEXPORT.search(added):
+    if REEXPORT.search(new):
         out.append("re-exports an ExportedProgram's .module()")
     return list(dict.fromkeys(out))
 
