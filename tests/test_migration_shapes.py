@@ -210,3 +210,30 @@ def test_the_private_temporary_folder_spelt_twice_is_one_artifact(tmp_path):
     out = _diff(root)
     assert out.stdout.count('f"{tmpdirname}/model.pt2"') == 2, out.stdout + out.stderr
     assert "+        fn = torch._inductor.aoti_load_package(f\"{tmpdirname}/model.pt2\")" in out.stdout
+
+
+def test_a_helper_returns_the_so_path_to_a_caller_in_another_module(tmp_path):
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/build.py": """
+            import torch
+            def build(model, x):
+                so_path = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": "artifacts/m.so"})
+                return so_path
+        """,
+        "main.py": """
+            import torch
+            from pkg.build import build
+            so = build(model, x)
+            runner = torch._export.aot_load(so, "cpu")
+        """,
+    })
+    for named in ((), ("main.py",), ("pkg/build.py",)):
+        out = _diff(root, *named)
+        assert 'package_path="artifacts/m.pt2")' in out.stdout, (named, out.stderr)
+        assert "+runner = torch._inductor.aoti_load_package(so)" in out.stdout
+        assert "not fixed" not in out.stderr
+    # a caller that only prints it: the return leads to code no loader of the project reads
+    (root / "main.py").write_text("from pkg.build import build\nprint(build(model, x))\n")
+    out = _diff(root)
+    assert out.stdout == "" and "nothing in the project loads" in out.stderr, out.stderr

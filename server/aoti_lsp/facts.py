@@ -682,10 +682,34 @@ class Facts:
                  if s.path_node is not None and (k := self.path_key(s.path_node, s.call.start_byte))]
         out = {}
         for name, value in (("constants", self.constants), ("tails", self.tails), ("compiles", compiles),
-                            ("loads", loads)):
+                            ("loads", loads), ("returned_loads", self.returned_loads)):
             if value:
                 out[name] = value
         return out
+
+    @cached_property
+    def returned_loads(self) -> list[tuple[str, int, int, str]]:
+        """(reference to an imported function, load start, end, qualname) of each load whose path is
+        what that function returns (`so = build(...)`, `aot_load(so)` with `from build import build`):
+        the project links it to the compile the function's `return` gives back."""
+        out = []
+        for load in self.loads:
+            value = self.deref(load.path_node, load.call.start_byte) if load.path_node is not None else None
+            func = value.child_by_field_name("function") if value is not None and value.type == "call" else None
+            target = self._imported(func) if func is not None and func.type in ("identifier", "attribute") else None
+            if target is not None:
+                out.append((target, load.call.start_byte, load.call.end_byte, load.qualname))
+        return out
+
+    def returning_function(self, ret: Node) -> str | None:
+        """The name of the module-level function a `return` statement belongs to."""
+        func = ret.parent
+        while func is not None and func.type not in ("function_definition", "lambda", "class_definition", "module"):
+            func = func.parent
+        if func is None or func.type != "function_definition" or func.parent is None:
+            return None
+        holder = func.parent.parent if func.parent.type == "decorated_definition" else func.parent
+        return func.child_by_field_name("name").text.decode() if holder is not None and holder.type == "module" else None
 
     # -- runners: the values a load call returns, and their calls -----------------------------
     @cached_property

@@ -227,6 +227,9 @@ def _plan(ctx, call: Node) -> Plan:
         compile_site = facts.compile_of(behind) if behind is not None else None
         if compile_site is None and load_site.path_node is None:
             raise CannotFix("the path is missing")
+        producer = _producer_elsewhere(ctx, call) if compile_site is None else None
+        if producer is not None:  # `so = build(...)` of another module whose `return` is a compile's value
+            return _plan(*producer)
     if compile_site is not None and compile_site.path_node is None:
         return _returned_artifact(ctx, compile_site, plan)
     node = compile_site.path_node if compile_site is not None else load_site.path_node
@@ -334,16 +337,73 @@ def _returned_artifact(ctx, site, plan: Plan) -> Plan:
     plan.producers += 1
     if site.qualname in OLD_COMPILE:  # on the new API already: only its old loaders change
         plan.compiles.append(Member(ctx, site.call, site.qualname))
-    flows = facts.flows(site.call)
-    for value in flows:
+    plan.loads += _value_loads(ctx, site)
+    return plan
+
+
+def _value_loads(ctx, site, strict: bool = True) -> list[Member]:
+    """The loads the compile's value reaches: in this file, and through a module-level function
+    returning it to callers in other modules (strict: raises when a return leads where none can
+    be seen; a plan keyed by the path finds its loaders by the path too)."""
+    facts = ctx.facts
+    out = [Member(ctx, load.call, load.qualname) for load in facts.loads_of_value(site.call)]
+    for value in facts.flows(site.call):
         parent = value.parent
         while parent is not None and parent.type == "parenthesized_expression":
             parent = parent.parent
-        if parent is not None and parent.type == "return_statement" and not facts.calls_of_function(parent):
-            raise CannotFix("its result is returned to code this analysis cannot follow: the loader of "
-                            "the .so cannot be changed with it")
-    plan.loads += [Member(ctx, load.call, load.qualname) for load in facts.loads_of_value(site.call)]
-    return plan
+        if parent is None or parent.type != "return_statement" or facts.calls_of_function(parent):
+            continue
+        name = facts.returning_function(parent)
+        elsewhere = _loads_of_function(ctx, name) if name is not None else []
+        if not elsewhere and strict:
+            raise CannotFix(f"its result is returned by `{name or 'a function'}` ({_where(ctx, parent)}) to code "
+                            "this analysis cannot follow: the loader of the .so cannot be changed with it")
+        out += elsewhere
+    return out
+
+
+def _loads_of_function(ctx, name: str) -> list[Member]:
+    """Loads in other modules whose path is the value `name()` of this file returns."""
+    project, here = ctx.project, os.path.abspath(ctx.source.path)
+    if project is None:
+        return []
+    out = []
+    for path, summary in sorted(project.summaries.items()):
+        for target, start, end, _ in (summary.get("@facts") or {}).get("returned_loads", ()):
+            folder, _, dotted = target.strip("\x00").partition("|")
+            found = project.module_file(folder, dotted)
+            if found is None or os.path.abspath(found[0]) != here or found[1] != name:
+                continue
+            other = project.context(path)
+            site = next((s for s in other.facts.loads if s.call.start_byte == start and s.call.end_byte == end),
+                        None) if other is not None else None
+            if site is None:
+                raise CannotFix(f"{os.path.basename(path)} changed since it was read")
+            out.append(Member(other, site.call, site.qualname))
+    return out
+
+
+def _producer_elsewhere(ctx, call: Node):
+    """(ctx, compile call) of the compile whose value the imported function this load's path
+    calls returns (`from build import build`; `aot_load(build(...))`), or None."""
+    project = ctx.project
+    entry = next((e for e in ctx.facts.returned_loads if e[1] == call.start_byte and e[2] == call.end_byte), None)
+    if project is None or entry is None:
+        return None
+    folder, _, dotted = entry[0].strip("\x00").partition("|")
+    found = project.module_file(folder, dotted)
+    other = project.context(found[0]) if found is not None else None
+    if other is None:
+        return None
+    for site in other.facts.compiles:
+        for value in other.facts.flows(site.call):
+            parent = value.parent
+            while parent is not None and parent.type == "parenthesized_expression":
+                parent = parent.parent
+            if parent is not None and parent.type == "return_statement" \
+                    and other.facts.returning_function(parent) == found[1]:
+                return other, site.call
+    return None
 
 
 def _collected(ctx, key: str) -> Plan:
@@ -379,8 +439,8 @@ def _collect(ctx, key: str, plan: Plan) -> None:
             if site.qualname not in OLD_COMPILE:
                 return  # written with the new API already (a .pt2): only its old loaders change
             plan.compiles.append(Member(member_ctx, site.call, site.qualname))
-            for load in facts.loads_of_value(site.call):  # `so = aot_compile(...)`, `aot_load(so, ...)`
-                add(member_ctx, load, "load")
+            for load in _value_loads(member_ctx, site, strict=False):  # `so = aot_compile(...)`, `aot_load(so)`
+                add(load.ctx, load.ctx.facts.load_of(load.call), "load")
         else:
             if site.qualname not in OLD_LOAD and site.qualname not in NEW_LOAD:
                 return
