@@ -1,0 +1,114 @@
+"""Real-shaped projects of the old AOTI API (tests/torch/projects/migration, issue 18) and the
+harness that judges a migration by running it: the project is run as written (old artifact),
+migrated in another copy, run again, and its printed numbers compared line by line. Every
+project prints its outputs at batch sizes other than its compile example's, so a migration that
+loses the dynamic batch fails here even when it compiles and checks clean.
+
+Used by tests/torch/test_real_shapes.py (CLI) and tests/lsp/test_quick_fix_real_shapes.py (editor)."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECTS = ROOT / "tests" / "torch" / "projects" / "migration"
+OLD_API = re.compile(r"\baot_(compile|load)\b")
+BANNER = "is being deprecated"  # torch's log line when the old API is called (aoti-facts.md)
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    steps: tuple  # each step: python's arguments, run in the copy; "{root}" is the copy's folder
+    blocker: str | None = None  # a blocked shape: the expression its refusal must name
+    todo: str | None = None  # why its migration does not work yet: an xfail(strict=True) reason
+
+    def runs(self, root: Path) -> list[list[str]]:
+        return [[a.replace("{root}", str(root)) for a in step] for step in self.steps]
+
+
+_REFUSED = "refused today: every migration of it ends in 'no automatic fix'"
+SHAPES = [
+    Shape("tempdir_script", (("run.py",),),
+          todo=_REFUSED + " (`os.path.join(out_dir, \"m.so\")` is computed at run time), though out_dir is "
+          "tempfile.mkdtemp() of the same run"),
+    Shape("tutorial_two_scripts", (("export.py",), ("serve.py",)),
+          todo=_REFUSED + " (export.py: options set aot_inductor.output_path; serve.py: no compile writes `None`)"),
+    Shape("exported_module", (("run.py",),),
+          todo=_REFUSED + " (`os.path.join(tmp, \"net.so\")` under TemporaryDirectory is computed at run time)"),
+    Shape("options_variable", (("-m", "packer"),),
+          todo=_REFUSED + " (`os.path.join(out_dir, \"mlp.so\")` is computed at run time)"),
+    Shape("device_ternary", (("run.py",),),
+          todo=_REFUSED + " (the device is not a literal or a constant of this file)"),
+    Shape("returned_path_helper", (("main.py",),),
+          todo=_REFUSED + " (build.py's path is computed at run time; main.py: the artifact path `so`)"),
+    # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
+    Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
+    Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),
+]
+MIGRATE = [s for s in SHAPES if s.blocker is None]
+BLOCKED = [s for s in SHAPES if s.blocker is not None]
+
+
+def torch_env() -> dict:
+    """What tests/torch/conftest.py's torch_env gives: the project-local kernel cache."""
+    cache = ROOT / ".cache" / "inductor"
+    cache.mkdir(parents=True, exist_ok=True)
+    return {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache), "PYTHONWARNINGS": "ignore"}
+
+
+def copy(shape: Shape, dest: Path) -> Path:
+    shutil.copytree(PROJECTS / shape.name, dest)
+    return dest
+
+
+@dataclass
+class Ran:
+    root: Path
+    lines: list[str]  # stdout of every step, in order
+    stderr: str
+
+
+def run(shape: Shape, root: Path, env: dict, timeout: int = 600) -> Ran:
+    """Runs the project's steps in `root`; each must succeed."""
+    lines, errs = [], []
+    for args in shape.runs(root):
+        p = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True,
+                           timeout=timeout)
+        assert p.returncode == 0, f"{shape.name}: {' '.join(args)} failed:\n{p.stderr[-3000:]}"
+        lines += p.stdout.splitlines()
+        errs.append(p.stderr)
+    return Ran(root, lines, "".join(errs))
+
+
+_BEFORE: dict[str, Ran] = {}
+
+
+def before(shape: Shape, base: Path, env: dict) -> Ran:
+    """The project run as written, once per session (the CLI and the editor tests share it)."""
+    if shape.name not in _BEFORE:
+        root = copy(shape, base / f"{shape.name}-old")
+        ran = run(shape, root, env)
+        assert BANNER in ran.stderr, f"{shape.name} did not call the old API"
+        _BEFORE[shape.name] = ran
+    return _BEFORE[shape.name]
+
+
+def aoti(args: list[str], root: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aoti_lsp", *args], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the project (sources, build scripts, the C++ runner), byte for byte."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".aoti_lsp_cache" not in p.parts and "__pycache__" not in p.parts}
+
+
+def old_api_left(root: Path) -> list[str]:
+    return [f"{p.relative_to(root)}:{i}: {line.strip()}" for p in sorted(root.rglob("*.py"))
+            for i, line in enumerate(p.read_text().splitlines(), 1) if OLD_API.search(line)]

@@ -1,0 +1,83 @@
+"""Real torch 2.13: the migration of real-shaped projects (issue 18) is judged by running them.
+
+Each project under tests/torch/projects/migration (tests/realshapes.py lists them) is run as
+written, with the old API, in one copy; another copy is migrated with `--fix --unsafe-fixes` and
+run again; both print their outputs at batch sizes other than the compile example's and must
+print the same lines. One compile per project per side. Blocked shapes (the artifact leaves the
+project) must stay byte-identical, with a refusal that names the blocking expression."""
+
+from pathlib import Path
+
+import pytest
+
+import realshapes as rs
+
+FIX = ["--check", "--fix", "--unsafe-fixes", "--no-cache", "."]
+DIFF = ["--check", "--diff", "--unsafe-fixes", "--no-cache", "."]
+CHECK = ["--check", "--no-cache", "."]
+
+
+def _params(shapes):
+    return [pytest.param(s, id=s.name, marks=[pytest.mark.xfail(strict=True, reason=s.todo)] if s.todo else [])
+            for s in shapes]
+
+
+def _diffed_files(diff: str, root: Path) -> set[str]:
+    names = {line[len("+++ b/"):].rstrip("\n") for line in diff.splitlines() if line.startswith("+++ b/")}
+    return {str(Path(n).relative_to(root)) if Path(n).is_absolute() else n for n in names}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape", _params(rs.MIGRATE))
+def test_migrated_project_prints_the_same_at_every_batch_size(shape, tmp_path, torch_env):
+    root = rs.copy(shape, tmp_path / shape.name)
+    pristine = rs.snapshot(root)
+
+    diff = rs.aoti(DIFF, root, torch_env)  # shows, changes nothing, exit 1: there is something to change
+    assert diff.returncode == 1 and diff.stdout, f"--diff rc={diff.returncode}\n{diff.stdout}{diff.stderr}"
+    assert rs.snapshot(root) == pristine
+
+    fixed = rs.aoti(FIX, root, torch_env)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert rs.old_api_left(root) == []
+    migrated = rs.snapshot(root)
+    assert {p for p in pristine if migrated.get(p) != pristine[p]} == _diffed_files(diff.stdout, root)
+
+    again = rs.aoti(FIX, root, torch_env)  # a second --fix changes nothing
+    assert again.returncode == 0 and rs.snapshot(root) == migrated, again.stdout + again.stderr
+    clean = rs.aoti(CHECK, root, torch_env)
+    assert clean.returncode == 0 and "All checks passed!" in clean.stderr, clean.stdout + clean.stderr
+
+    old = rs.before(shape, tmp_path, torch_env)
+    assert len(old.lines) >= 4, old.lines  # several batch sizes
+    new = rs.run(shape, root, torch_env)
+    assert rs.BANNER not in new.stderr  # the new API only
+    assert new.lines == old.lines
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape", _params(rs.BLOCKED))
+def test_blocked_project_runs_and_stays_byte_identical(shape, tmp_path, torch_env):
+    old = rs.before(shape, tmp_path, torch_env)  # the old API works as written
+    assert (old.root / "net.so").read_bytes()[:4] == b"\x7fELF"
+    root = rs.copy(shape, tmp_path / shape.name)
+    pristine = rs.snapshot(root)
+    fixed = rs.aoti(FIX, root, torch_env)
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr  # its findings remain
+    assert rs.snapshot(root) == pristine
+    assert f"`{shape.blocker}`" in fixed.stdout, fixed.stdout
+    assert old.stderr.count(rs.BANNER) >= 1
+
+
+@pytest.mark.parametrize("shape", [pytest.param(s, id=s.name, marks=pytest.mark.xfail(
+    strict=True, reason="issue 18 item 4: --diff prints nothing and exits 0 when every migration is refused"))
+    for s in rs.BLOCKED])
+def test_diff_says_on_stderr_why_nothing_changes(shape, tmp_path):
+    """No torch needed: --diff of a blocked project prints no diff, exits 0 (nothing to change:
+    README's exit codes) and gives each refusal, with the blocking expression, on stderr."""
+    root = rs.copy(shape, tmp_path / shape.name)
+    pristine = rs.snapshot(root)
+    diff = rs.aoti(DIFF, root)
+    assert rs.snapshot(root) == pristine
+    assert diff.returncode == 0 and diff.stdout == "", diff.stdout + diff.stderr
+    assert f"`{shape.blocker}`" in diff.stderr, diff.stderr
