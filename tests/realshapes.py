@@ -31,21 +31,13 @@ class Shape:
         return [[a.replace("{root}", str(root)) for a in step] for step in self.steps]
 
 
-_REFUSED = "refused today: every migration of it ends in 'no automatic fix'"
 SHAPES = [
-    Shape("tempdir_script", (("run.py",),),
-          todo=_REFUSED + " (`os.path.join(out_dir, \"m.so\")` is computed at run time), though out_dir is "
-          "tempfile.mkdtemp() of the same run"),
-    Shape("tutorial_two_scripts", (("export.py",), ("serve.py",)),
-          todo=_REFUSED + " (export.py: options set aot_inductor.output_path; serve.py: no compile writes `None`)"),
-    Shape("exported_module", (("run.py",),),
-          todo=_REFUSED + " (`os.path.join(tmp, \"net.so\")` under TemporaryDirectory is computed at run time)"),
-    Shape("options_variable", (("-m", "packer"),),
-          todo=_REFUSED + " (`os.path.join(out_dir, \"mlp.so\")` is computed at run time)"),
-    Shape("device_ternary", (("run.py",),),
-          todo=_REFUSED + " (the device is not a literal or a constant of this file)"),
-    Shape("returned_path_helper", (("main.py",),),
-          todo=_REFUSED + " (build.py's path is computed at run time; main.py: the artifact path `so`)"),
+    Shape("tempdir_script", (("run.py",),)),
+    Shape("tutorial_two_scripts", (("export.py",), ("serve.py",))),
+    Shape("exported_module", (("run.py",),)),
+    Shape("options_variable", (("-m", "packer"),)),
+    Shape("device_ternary", (("run.py",),)),
+    Shape("returned_path_helper", (("main.py",),)),
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),

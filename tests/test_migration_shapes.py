@@ -237,3 +237,28 @@ def test_a_helper_returns_the_so_path_to_a_caller_in_another_module(tmp_path):
     (root / "main.py").write_text("from pkg.build import build\nprint(build(model, x))\n")
     out = _diff(root)
     assert out.stdout == "" and "nothing in the project loads" in out.stderr, out.stderr
+
+
+def test_a_parameter_every_caller_fills_with_a_private_folder_is_private(tmp_path):
+    build = """
+        import os, torch
+        def compile_model(model, example, out_dir):
+            options = {"aot_inductor.output_path": os.path.join(out_dir, "mlp.so"), "max_autotune": False}
+            return torch._export.aot_compile(model, (example,), options=options)
+    """
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/build.py": build,
+        "main.py": """
+            import tempfile, torch
+            from pkg.build import compile_model
+            so_path = compile_model(model, x, tempfile.mkdtemp())
+            runner = torch._export.aot_load(so_path, "cpu")
+        """,
+    })
+    out = _diff(root)
+    assert 'package_path=os.path.join(out_dir, "mlp.pt2"), inductor_configs=options)' in out.stdout, out.stderr
+    # one more caller that passes a folder of its own: another program may read it there
+    (root / "tool.py").write_text("from pkg.build import compile_model\ncompile_model(model, x, '/srv/models')\n")
+    out = _diff(root)
+    assert out.stdout == "" and "known only at run time" in out.stderr, out.stderr

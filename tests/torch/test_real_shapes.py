@@ -69,15 +69,13 @@ def test_blocked_project_runs_and_stays_byte_identical(shape, tmp_path, torch_en
     assert old.stderr.count(rs.BANNER) >= 1
 
 
-@pytest.mark.parametrize("shape", [pytest.param(s, id=s.name, marks=pytest.mark.xfail(
-    strict=True, reason="issue 18 item 4: --diff prints nothing and exits 0 when every migration is refused"))
-    for s in rs.BLOCKED])
+@pytest.mark.parametrize("shape", rs.BLOCKED, ids=[s.name for s in rs.BLOCKED])
 def test_diff_says_on_stderr_why_nothing_changes(shape, tmp_path):
-    """No torch needed: --diff of a blocked project prints no diff, exits 0 (nothing to change:
+    """No torch needed: --diff of a blocked project prints no diff, exits 1 (findings are left:
     README's exit codes) and gives each refusal, with the blocking expression, on stderr."""
     root = rs.copy(shape, tmp_path / shape.name)
     pristine = rs.snapshot(root)
     diff = rs.aoti(DIFF, root)
     assert rs.snapshot(root) == pristine
-    assert diff.returncode == 0 and diff.stdout == "", diff.stdout + diff.stderr
+    assert diff.returncode == 1 and diff.stdout == "", diff.stdout + diff.stderr
     assert f"`{shape.blocker}`" in diff.stderr, diff.stderr

@@ -424,7 +424,7 @@ def options_of(ctx, call: Node, node: Node) -> Options:
             or stmt.parent.type not in ("block", "module"):
         raise CannotFix(f"its options `{name}` ({_where(ctx, literal)}) are bound where the migration cannot edit them")
     for ident in ctx.facts.idents(name):
-        if ident.id == value.id or stmt.start_byte <= ident.start_byte < stmt.end_byte:
+        if ident.id == value.id or stmt.start_byte <= ident.start_byte < stmt.end_byte or _not_a_read(ident):
             continue
         if ctx.names.lookup(name, ident.start_byte, ctx.names.scope_of(ident)) is binding:
             raise CannotFix(f"its options `{name}` set {OUTPUT_PATH} and are also read at {_where(ctx, ident)}: "
@@ -447,6 +447,13 @@ def moved_span(ctx, call: Node, qualname: str) -> tuple[int, int] | None:
     except (CannotFix, Unsure):
         return None
     return (pair.start_byte, pair.end_byte) if pair is not None else None
+
+
+def _not_a_read(ident: Node) -> bool:
+    """`options=` (a keyword's name) or `x.options` (an attribute's name): not the variable."""
+    parent = ident.parent
+    return parent is not None and ((parent.type == "keyword_argument" and parent.child_by_field_name("name") == ident)
+                                   or (parent.type == "attribute" and parent.child_by_field_name("attribute") == ident))
 
 
 def _unmovable(ctx, expr: Node, here: int, there: int) -> str | None:

@@ -248,6 +248,8 @@ def _plan(ctx, call: Node) -> Plan:
             return plan
         # this run's loaders are those its value reaches; another program may be given the path too
         _returned_artifact(ctx, compile_site, plan)
+        if _private_by_callers(ctx, compile_site, node):
+            return plan
         plan.outside = (f"the path {what} is known only at run time: it must end in .pt2, and any program "
                         "outside the project that loads it must use aoti_load_package")
         return plan
@@ -339,6 +341,90 @@ def _returned_artifact(ctx, site, plan: Plan) -> Plan:
         plan.compiles.append(Member(ctx, site.call, site.qualname))
     plan.loads += _value_loads(ctx, site)
     return plan
+
+
+def _private_by_callers(ctx, site, path: Node) -> bool:
+    """`def build(model, out_dir): aot_compile(..., output_path=os.path.join(out_dir, "m.so"))` where
+    every mention of `build` in the project's Python files is its import or a call passing a
+    private folder (`tempfile.mkdtemp()`) for `out_dir`: the artifact is that run's alone."""
+    func = site.call.parent
+    while func is not None and func.type not in ("function_definition", "class_definition", "lambda", "module"):
+        func = func.parent
+    if func is None or func.type != "function_definition" or func.parent is None or func.parent.type != "module":
+        return False
+    params = [p for p in func.child_by_field_name("parameters").named_children]
+    names = [p.text.decode() if p.type == "identifier" else None for p in params]
+    scope = ctx.names.scope_of(path)
+    used = set()
+    for ident in [path] if path.type == "identifier" else _identifiers(path):
+        b = ctx.names.lookup(ident.text.decode(), ident.start_byte, scope)
+        if b is not None and func.child_by_field_name("parameters").start_byte <= b.at < func.child_by_field_name(
+                "parameters").end_byte and len(scope.bindings.get(b.name, [])) == 1:
+            used.add(b.name)
+    if not used or not all(n in names for n in used):
+        return False
+    fname = func.child_by_field_name("name").text.decode()
+    callers = 0
+    for other in _mentioning(ctx, fname):
+        for ident in other.facts.idents(fname):
+            if ident.parent is not None and ident.parent.type in ("function_definition", "dotted_name", "aliased_import"):
+                continue  # its def, its import
+            call = ident.parent
+            if call is None or call.type != "call" or call.child_by_field_name("function") != ident:
+                return False
+            args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+            for name in used:
+                arg = next((a.child_by_field_name("value") for a in args if a.type == "keyword_argument"
+                            and a.child_by_field_name("name").text.decode() == name), None)
+                i = names.index(name)
+                if arg is None and i < len(args) and args[i].type != "keyword_argument":
+                    arg = args[i]
+                value = other.facts.str_value(arg, call.start_byte) if arg is not None else None
+                if value is None or not value.startswith(PRIVATE):
+                    return False
+            callers += 1
+    return callers > 0
+
+
+def _identifiers(node: Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            parent = n.parent
+            if not (parent is not None and parent.type in ("attribute", "keyword_argument")
+                    and parent.child_by_field_name("attribute" if parent.type == "attribute" else "name") == n):
+                yield n
+        stack.extend(n.named_children)
+
+
+def _mentioning(ctx, word: str):
+    """Contexts of the project's Python files that spell `word` (this file first)."""
+    yield ctx
+    project = ctx.project
+    root = getattr(project, "root", None) if project is not None else None
+    if not root:
+        return
+    here, data = os.path.abspath(ctx.source.path), word.encode()
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            path = os.path.abspath(os.path.join(folder, name))
+            if not name.endswith(".py") or path == here:
+                continue
+            seen += 1
+            if seen > 5000:
+                return
+            try:
+                with open(path, "rb") as fh:
+                    if data not in fh.read(4 << 20):
+                        continue
+            except OSError:
+                continue
+            other = project.context(path)
+            if other is not None:
+                yield other
 
 
 def _value_loads(ctx, site, strict: bool = True) -> list[Member]:
