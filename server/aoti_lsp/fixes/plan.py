@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from aoti_lsp import findings
-from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE
+from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF
 from aoti_lsp.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.fixes.migrate import (
     CannotFix,
@@ -296,31 +296,36 @@ def _named_outside_python(ctx, key: str) -> str | None:
     return found[1].get(os.path.basename(key))
 
 
-def _so_names(root: str, most: int = 5000, size: int = 1 << 20) -> dict[str, str]:
+def _so_names(root: str, size: int = 1 << 20) -> dict[str, str]:
     """`.so` file name -> its first mention (`file:line`) in the project's non-Python text files."""
     out: dict[str, str] = {}
+    for path in _tree(root, lambda name: name.endswith(TEXT_FILES) or name in TEXT_NAMES):
+        try:
+            if os.path.islink(path) or os.path.getsize(path) > size:
+                continue
+            with open(path, "rb") as fh:
+                data = fh.read(size)
+        except OSError:
+            continue
+        line, at = 1, 0
+        for m in _SO_NAME.finditer(data):
+            line, at = line + data.count(b"\n", at, m.start()), m.start()  # counted once over the file
+            out.setdefault(os.path.basename(m.group().decode(errors="replace")), f"{os.path.relpath(path, root)}:{line}")
+    return out
+
+
+def _tree(root: str, wanted, most: int = 5000):
+    """The project's files whose name `wanted` accepts (build, VCS and environment folders
+    skipped), at most `most` of them: a bounded walk, done only where a plan asks."""
     seen = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(files):
-            if not (name.endswith(TEXT_FILES) or name in TEXT_NAMES):
-                continue
-            seen += 1
-            if seen > most:
-                return out
-            path = os.path.join(folder, name)
-            try:
-                if os.path.islink(path) or os.path.getsize(path) > size:
-                    continue
-                with open(path, "rb") as fh:
-                    data = fh.read(size)
-            except OSError:
-                continue
-            line, at = 1, 0
-            for m in _SO_NAME.finditer(data):
-                line, at = line + data.count(b"\n", at, m.start()), m.start()  # counted once over the file
-                out.setdefault(os.path.basename(m.group().decode(errors="replace")), f"{os.path.relpath(path, root)}:{line}")
-    return out
+            if wanted(name):
+                seen += 1
+                if seen > most:
+                    return
+                yield os.path.abspath(os.path.join(folder, name))
 
 
 PAGE = "see AOTI001's page: producer and consumer in different programs"
@@ -406,25 +411,16 @@ def _mentioning(ctx, word: str):
     if not root:
         return
     here, data = os.path.abspath(ctx.source.path), word.encode()
-    seen = 0
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-        for name in sorted(files):
-            path = os.path.abspath(os.path.join(folder, name))
-            if not name.endswith(".py") or path == here:
-                continue
-            seen += 1
-            if seen > 5000:
-                return
-            try:
-                with open(path, "rb") as fh:
-                    if data not in fh.read(4 << 20):
-                        continue
-            except OSError:
-                continue
-            other = project.context(path)
-            if other is not None:
-                yield other
+    for path in _tree(root, lambda name: name.endswith(".py")):
+        try:
+            with open(path, "rb") as fh:
+                if path == here or data not in fh.read(4 << 20):
+                    continue
+        except OSError:
+            continue
+        other = project.context(path)
+        if other is not None:
+            yield other
 
 
 def _value_loads(ctx, site, strict: bool = True) -> list[Member]:
@@ -456,7 +452,7 @@ def _loads_of_function(ctx, name: str) -> list[Member]:
     out = []
     for path, summary in sorted(project.summaries.items()):
         for target, start, end, _ in (summary.get("@facts") or {}).get("returned_loads", ()):
-            folder, _, dotted = target.strip("\x00").partition("|")
+            folder, _, dotted = target.strip(REF).partition("|")
             found = project.module_file(folder, dotted)
             if found is None or os.path.abspath(found[0]) != here or found[1] != name:
                 continue
@@ -476,7 +472,7 @@ def _producer_elsewhere(ctx, call: Node):
     entry = next((e for e in ctx.facts.returned_loads if e[1] == call.start_byte and e[2] == call.end_byte), None)
     if project is None or entry is None:
         return None
-    folder, _, dotted = entry[0].strip("\x00").partition("|")
+    folder, _, dotted = entry[0].strip(REF).partition("|")
     found = project.module_file(folder, dotted)
     other = project.context(found[0]) if found is not None else None
     if other is None:
