@@ -5,8 +5,9 @@
 Run on a machine with one or more CUDA GPUs (not by the tests: CI has none). It compiles the
 project's own models (tests/packages/cuda/models.py, a Linear(10, 4) with a fixed batch of 2, and
 tests/packages/cuda/migration/old_cuda.py), then runs each scenario in its own process (a CUDA
-error poisons the process), with CUDA_LAUNCH_BLOCKING=1. Compiles use CXX=/usr/bin/g++ and
-TORCHINDUCTOR_VEC_ISA_OK=1 unless set (../shared/aoti-facts.md: loading segfaulted otherwise).
+error poisons the process), with CUDA_LAUNCH_BLOCKING=1. Every process gets CXX=/usr/bin/g++
+(AOTI_MEASURE_CXX to change it), even where CXX is set: the GPU image's CXX=/opt/gcc/bin/g++ builds
+packages whose load segfaults (measured: every load -11), and TORCHINDUCTOR_VEC_ISA_OK=1 unless set.
 Each result: rc, signal, secs, env, stdout, the key lines of stderr and its last 6,000 characters;
 the work folder is written `<work>`. tests/test_explain_cuda.py reads the committed results.
 """
@@ -103,7 +104,7 @@ _KEY = re.compile(r"^(ok |device_count|Error: |RuntimeError: |\w+Error: |\S+Erro
 
 def run_one(name: str, code: str, env: dict, work: str, timeout: int) -> dict:
     full = {**os.environ, **env}
-    full.setdefault("CXX", "/usr/bin/g++")
+    full["CXX"] = os.environ.get("AOTI_MEASURE_CXX", "/usr/bin/g++")
     full.setdefault("TORCHINDUCTOR_VEC_ISA_OK", "1")
     full.setdefault("CUDA_LAUNCH_BLOCKING", "1")
     full.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(work, "ic"))
