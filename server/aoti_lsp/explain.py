@@ -4,7 +4,9 @@ For `index out of bounds: 0 <= tmpN < ksM` the trace follows the generated code 
 hand: the kernel holding that assertion -> its parameter ksM -> the argument at the kernel's call
 site -> `int64_t sN = argK_1_size[d]` -> input i, dimension d (and its name in `forward`) -> the
 `Topologically Sorted Source Nodes` of that call -> the Python lines with those ops. The other
-known messages get their cause and the fixes measured on torch 2.13 (../shared/aoti-facts.md).
+known messages get their cause, what is wrong (compile / load / input device, shape) and the fixes
+measured on torch 2.13 and, for the CUDA texts, on an H200 with torch 2.11+cu130
+(tests/packages/cuda/runs-*.json); with sources, explain_sites.py adds the lines that set it.
 No torch; the package is read with the bounded reader of pt2.py.
 """
 
