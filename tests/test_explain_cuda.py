@@ -214,3 +214,13 @@ def test_migration_measured_on_cuda(tmp_path):
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert "(2 fixed, 0 remaining)" in res.stderr, res.stdout + res.stderr
     assert copy.read_text() == (CUDA / "migration" / "new_cuda.py").read_text()
+
+
+def test_source_across_files():
+    # the given files are one project: the load in serve.py knows the compile in build.py
+    folder = USER / "two_files"
+    log = RUNS["runs-torch2.11-cu130-h200.json"]["old_load_cuda_so_on_cpu"]["stderr"]
+    (e,) = explain.explain(log, None, [str(folder / "serve.py"), str(folder / "build.py")])
+    steps = [(os.path.basename(s.path), s.line, s.text) for s in e.trace if s.path]
+    assert ("serve.py", 5, 'load: `aot_load("lin.so", "cpu")`: loads on `cpu` (compiled for `cuda`)') in steps
+    assert any(f == "build.py" and line == 6 and "compiled for `cuda`" in t for f, line, t in steps)

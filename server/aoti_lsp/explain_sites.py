@@ -23,27 +23,42 @@ def steps(sources, wrong: str | None) -> list[Step]:
     kinds = _KINDS.get(wrong or "")
     if not kinds:
         return []
+    from aoti_lsp.project import Project, summarize
+    from aoti_lsp.source import Source
+
+    read = {p: d for p, d in ((os.path.abspath(p), _read(p)) for p in sources) if d is not None}
+    if not read:
+        return []
+    # the given files are the project: an artifact compiled in one and loaded in another is linked
+    project = Project(root=os.path.commonpath([os.path.dirname(p) for p in read]))
+    for path, data in read.items():
+        project.update(path, summarize(Source(data, path)))
     out: list[Step] = []
-    for path in sources:
-        out += _file_steps(path, kinds)
+    for path, data in read.items():
+        out += _file_steps(path, data, kinds, project)
     return out
 
 
-def _file_steps(path: str, kinds: tuple[str, ...]) -> list[Step]:
-    from aoti_lsp import devices
-    from aoti_lsp.config import Config
-    from aoti_lsp.engine import Context
-    from aoti_lsp.source import Source, SourceError, decode_check
+def _read(path: str) -> bytes | None:
+    from aoti_lsp.source import SourceError, decode_check
 
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_BYTES)
         decode_check(data)
     except (OSError, SourceError):
-        return []
-    path = os.path.abspath(path)
+        return None
+    return data
+
+
+def _file_steps(path: str, data: bytes, kinds: tuple[str, ...], project) -> list[Step]:
+    from aoti_lsp import devices
+    from aoti_lsp.config import Config
+    from aoti_lsp.engine import Context
+    from aoti_lsp.source import Source
+
     src = Source(data, path)
-    a = devices.analysis(Context(src, Config()))
+    a = devices.analysis(Context(src, Config(), project))
     out: list[Step] = []
 
     def line(byte: int) -> int:
