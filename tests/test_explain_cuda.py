@@ -193,12 +193,17 @@ def test_lsp_command_locates_the_sites():
     from aoti_lsp.lsp import triage
 
     path = os.path.abspath(USER / "so_on_cpu.py")
-    ls = SimpleNamespace(docs={"u": SimpleNamespace(path=path)})
+    saved = (USER / "so_on_cpu.py").read_bytes()
     log = RUNS["runs-torch2.11-cu130-h200.json"]["old_load_cuda_so_on_cpu"]["stderr"]
-    (item,) = triage.run(ls, [{"log": log}])["items"]
-    assert item["wrong"] == "load device"
-    located = {s["location"]["range"]["start"]["line"] for s in item["trace"] if "location" in s}
-    assert located == {6, 7}  # 0-based: the compile and the load
+
+    def located(data):
+        ls = SimpleNamespace(docs={"u": SimpleNamespace(path=path, data=data)})
+        (item,) = triage.run(ls, [{"log": log}])["items"]
+        assert item["wrong"] == "load device"
+        return {s["location"]["range"]["start"]["line"] for s in item["trace"] if "location" in s}
+
+    assert located(saved) == {6, 7}  # 0-based: the compile and the load
+    assert located(b"# an unsaved line\n" + saved) == {7, 8}  # the editor's text, not the file's
 
 
 def test_migration_measured_on_cuda(tmp_path):

@@ -137,7 +137,8 @@ _INDEX = re.compile(r"index out of bounds: 0 <= (tmp\d+) < (ks\d+)")
 _CPU_FROM = re.compile(r"Exception raised from (\w+) at (\S+?\.kernel\.cpp):(\d+)")
 _CUDA_ASSERT = re.compile(r"(\S+\.py):(\d+): \S+: block: \[([\d,]+)\], thread: \[([\d,]+)\] Assertion `(index out of bounds: 0 <= tmp\d+ < ks\d+)` failed")
 _SEGV = re.compile(r"Segmentation fault|SIGSEGV|core dumped|signal 11\b|exit code -11|exit status 139")
-def explain(log: str, package: str | None, sources: list[str] = ()) -> list[Explanation]:
+def explain(log: str, package: str | None, sources: list[str] = (), texts: dict[str, bytes] | None = None) -> list[Explanation]:
+    """`texts`: path -> the text to read instead of the file (an editor's unsaved buffer)."""
     out: list[Explanation] = []
     pkg = pt2.read_sources(package) if package else None
     models = {n: generated.parse(m) for n, m in pkg.models.items()} if pkg and not pkg.error else {}
@@ -177,7 +178,7 @@ def explain(log: str, package: str | None, sources: list[str] = ()) -> list[Expl
         from aoti_lsp import explain_sites
 
         for e in out:
-            e.trace += explain_sites.steps(list(sources), e.wrong)
+            e.trace += explain_sites.steps(list(sources), e.wrong, texts)
     return out
 
 

@@ -19,14 +19,15 @@ _KINDS = {COMPILE_DEVICE: ("compile", "call"), LOAD_DEVICE: ("compile", "load"),
 MAX_BYTES = 2_000_000
 
 
-def steps(sources, wrong: str | None) -> list[Step]:
+def steps(sources, wrong: str | None, texts: dict[str, bytes] | None = None) -> list[Step]:
     kinds = _KINDS.get(wrong or "")
     if not kinds:
         return []
     from aoti_lsp.project import Project, summarize
     from aoti_lsp.source import Source
 
-    read = {p: d for p, d in ((os.path.abspath(p), _read(p)) for p in sources) if d is not None}
+    texts = {os.path.abspath(p): d for p, d in (texts or {}).items()}
+    read = {p: d for p, d in ((os.path.abspath(p), _read(p, texts)) for p in sources) if d is not None}
     if not read:
         return []
     # the given files are the project: an artifact compiled in one and loaded in another is linked
@@ -39,12 +40,16 @@ def steps(sources, wrong: str | None) -> list[Step]:
     return out
 
 
-def _read(path: str) -> bytes | None:
+def _read(path: str, texts: dict[str, bytes]) -> bytes | None:
     from aoti_lsp.source import SourceError, decode_check
 
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES)
+        data = texts.get(path)
+        if data is None:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            return None
         decode_check(data)
     except (OSError, SourceError):
         return None
