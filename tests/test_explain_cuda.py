@@ -229,3 +229,13 @@ def test_source_across_files():
     steps = [(os.path.basename(s.path), s.line, s.text) for s in e.trace if s.path]
     assert ("serve.py", 5, 'load: `aot_load("lin.so", "cpu")`: loads on `cpu` (compiled for `cuda`)') in steps
     assert any(f == "build.py" and line == 6 and "compiled for `cuda`" in t for f, line, t in steps)
+
+
+def test_package_says_its_device(tmp_path):
+    (tmp_path / "p").mkdir()
+    pkg = build(CUDA / "LastItemGather", tmp_path / "p" / "LastItemGather.pt2")
+    log = RUNS["runs-torch2.11-cu130-h200.json"]["cuda_pkg_cpu_input"]["stderr"]
+    (e,) = explain.explain(log, str(pkg))
+    assert "the package was compiled for `cuda` (wrapper_metadata.json of `model`)" in [s.text for s in e.trace]
+    log = RUNS["runs-torch2.11-cu130-h200.json"]["jag_run_LastItemGather_zero_lengths_CHECK_INPUTS"]["stderr"]
+    assert not any("compiled for" in s.text for s in explain.explain(log, str(pkg))[0].trace)  # a shape error

@@ -163,6 +163,9 @@ def explain(log: str, package: str | None, sources: list[str] = (), texts: dict[
         if kind == "illegal-memory-access":
             for model in models.values():
                 e.trace += _empty_risks(model, package)
+        if wrong in (LOAD_DEVICE, INPUT_DEVICE, COMPILE_DEVICE):
+            e.trace += [Step(f"the package was compiled for `{m.device}` (wrapper_metadata.json of `{m.name}`)")
+                        for m in models.values() if m.device]
         out.append(e)
     out += _follow_ons(log, out)
     if not out and _SEGV.search(log):
