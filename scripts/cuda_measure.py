@@ -156,6 +156,7 @@ def main(argv: list[str]) -> int:
     meta = {"torch": torch.__version__, "cuda": torch.version.cuda,
             "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
             "device_count": torch.cuda.device_count(), "python": sys.version.split()[0],
+            "CXX": os.environ.get("AOTI_MEASURE_CXX", "/usr/bin/g++"),
             "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}
     try:
         import triton
