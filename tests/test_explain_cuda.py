@@ -240,3 +240,10 @@ def test_package_says_its_device(tmp_path):
     assert "the package was compiled for `cuda` (wrapper_metadata.json of `model`)" in [s.text for s in e.trace]
     log = RUNS["runs-torch2.11-cu130-h200.json"]["jag_run_LastItemGather_zero_lengths_CHECK_INPUTS"]["stderr"]
     assert not any("compiled for" in s.text for s in explain.explain(log, str(pkg))[0].trace)  # a shape error
+
+
+def test_source_shape():
+    e, steps = sites("cuda_pkg_wrong_batch_CHECK_INPUTS", "wrong_batch.py")
+    assert e.wrong == SHAPE and "static size 2" in e.cause
+    assert (8, 'call: `runner(torch.randn(3, 10, device="cuda"))`: input 0 [3, 10]') in steps
+    assert any(line == 6 and "example input 0 [2, 10] (all dims static)" in text for line, text in steps)

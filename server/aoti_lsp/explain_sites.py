@@ -36,7 +36,7 @@ def steps(sources, wrong: str | None, texts: dict[str, bytes] | None = None) -> 
         project.update(path, summarize(Source(data, path)))
     out: list[Step] = []
     for path, data in read.items():
-        out += _file_steps(path, data, kinds, project)
+        out += _file_steps(path, data, kinds, project, wrong)
     return out
 
 
@@ -56,7 +56,7 @@ def _read(path: str, texts: dict[str, bytes]) -> bytes | None:
     return data
 
 
-def _file_steps(path: str, data: bytes, kinds: tuple[str, ...], project) -> list[Step]:
+def _file_steps(path: str, data: bytes, kinds: tuple[str, ...], project, wrong: str) -> list[Step]:
     from aoti_lsp import devices
     from aoti_lsp.config import Config
     from aoti_lsp.engine import Context
@@ -94,6 +94,9 @@ def _file_steps(path: str, data: bytes, kinds: tuple[str, ...], project) -> list
                 out += evidence(a.device_value(load.device_node, load.call.start_byte), "load device", load.call)
         if "call" in kinds:
             for call in a.runner_calls(load):
+                if wrong == SHAPE:
+                    out.append(Step(f"call: `{code(call)}`: {_input_shapes(a, call)}", path, line(call.start_byte)))
+                    continue
                 out.append(Step(f"call: `{code(call)}`: {_inputs(a, call, compiled)}", path, line(call.start_byte)))
                 for arg in _args(call):
                     out += evidence(a.tensor_device(arg, call.start_byte), f"device of `{code(arg)}`", call)
@@ -142,3 +145,12 @@ def _inputs(a, call, compiled) -> str:
         parts.append(f"input {i} on `{dev.spelled}`" if dev else f"input {i}: device not known from the code")
     of = f" (package compiled for `{compiled.spelled}`)" if compiled is not None else ""
     return ("; ".join(parts) or "no inputs") + of
+
+
+def _input_shapes(a, call) -> str:
+    parts = []
+    for i, arg in enumerate(_args(call)):
+        meta = a.tensor_meta(arg, call.start_byte) if arg is not None else None
+        shape = None if meta is None or meta.shape is None else ", ".join(map(str, meta.shape))
+        parts.append(f"input {i} [{shape}]" if shape is not None else f"input {i}: shape not known from the code")
+    return "; ".join(parts) or "no inputs"
