@@ -3,9 +3,9 @@
     python3 scripts/cuda_measure.py OUT.json [--work DIR] [--jobs N]
 
 Run on a machine with one or more CUDA GPUs (not by the tests: CI has none). It compiles the
-project's own models (tests/packages/cuda/models.py, a Linear(10, 4) with a fixed batch of 2, and
-tests/packages/cuda/migration/old_cuda.py), then runs each scenario in its own process (a CUDA
-error poisons the process), with CUDA_LAUNCH_BLOCKING=1. Every process gets CXX=/usr/bin/g++
+project's own models (tests/packages/cuda/models.py, a Linear(10, 4) with a fixed batch of 2,
+tests/packages/cuda/migration/old_cuda.py and the user files of tests/packages/cuda/user/), then runs
+each scenario in its own process (a CUDA error poisons the process), with CUDA_LAUNCH_BLOCKING=1. Every process gets CXX=/usr/bin/g++
 (AOTI_MEASURE_CXX to change it), even where CXX is set: the GPU image's CXX=/opt/gcc/bin/g++ builds
 packages whose load segfaults (measured: every load -11), and TORCHINDUCTOR_VEC_ISA_OK=1 unless set.
 Each result: rc, signal, secs, env, stdout, the key lines of stderr and its last 6,000 characters;
@@ -27,6 +27,17 @@ from concurrent.futures import ThreadPoolExecutor
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(REPO, "tests", "packages", "cuda")
 MIGRATION = os.path.join(MODELS, "migration")
+USER = os.path.join(MODELS, "user")
+# scenario -> (files run in order, extra env): the measured scenarios as a user writes them
+USER_RUNS = {
+    "user_so_on_cpu": (["so_on_cpu.py"], {}),
+    "user_cuda_pkg_cpu_input": (["cuda_pkg_cpu_input.py"], {}),
+    "user_cpu_pkg_cuda_input": (["cpu_pkg_cuda_input.py"], {}),
+    "user_device_index": (["device_index.py"], {}),
+    "user_wrong_batch": (["wrong_batch.py"], {}),
+    "user_wrong_batch_CHECK_INPUTS": (["wrong_batch.py"], {"AOTI_RUNTIME_CHECK_INPUTS": "1"}),
+    "user_two_files": (["two_files/build.py", "two_files/serve.py"], {}),
+}
 
 PRELUDE = f"import os, sys, torch\nsys.path.insert(0, {MODELS!r})\nW = sys.argv[1]\n"
 LINEAR = PRELUDE + """
@@ -110,7 +121,8 @@ def run_one(name: str, code: str, env: dict, work: str, timeout: int) -> dict:
     full.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(work, "ic"))
     t = time.time()
     try:
-        p = subprocess.run([sys.executable, "-c", code, work], capture_output=True, text=True, env=full, timeout=timeout)
+        p = subprocess.run([sys.executable, "-c", code, work], capture_output=True, text=True, env=full, timeout=timeout,
+                           cwd=work)
         rc, out, err = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as exc:
         rc, out, err = None, _text(exc.stdout), _text(exc.stderr) + f"\n<timeout after {timeout} s>"
@@ -142,6 +154,21 @@ def migration(work: str, timeout: int) -> dict:
     return out
 
 
+def user_run(name: str, files: list[str], env: dict, work: str, timeout: int) -> dict:
+    """tests/packages/cuda/user/<files>, run in order in a folder of their own (their paths are
+    relative): the result of the last; `explain --source` is tested with these files and this text."""
+    folder = os.path.join(work, name)
+    os.makedirs(folder, exist_ok=True)
+    res: dict = {}
+    for i, f in enumerate(files):
+        with open(os.path.join(USER, f), encoding="utf-8") as fh:
+            res = run_one(name, fh.read(), env, folder, timeout)
+        if i < len(files) - 1 and res["rc"] != 0:
+            break
+    res["files"] = files
+    return res
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out")
@@ -168,6 +195,7 @@ def main(argv: list[str]) -> int:
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         jobs = {n: pool.submit(run_one, n, c, {}, work, args.timeout * 2) for n, c in COMPILES.items()}
         jobs["migration"] = pool.submit(migration, work, args.timeout * 2)
+        users = {n: pool.submit(user_run, n, f, e, work, args.timeout * 2) for n, (f, e) in USER_RUNS.items()}
         for n in COMPILES:
             results[n] = jobs[n].result()
             print(n, results[n]["rc"], results[n]["secs"], flush=True)
@@ -176,6 +204,9 @@ def main(argv: list[str]) -> int:
             results[n] = job.result()
             print(n, results[n]["rc"], results[n]["key"][-1:] if results[n]["key"] else "", flush=True)
         results.update(jobs["migration"].result())
+        for n, job in users.items():
+            results[n] = job.result()
+            print(n, results[n]["rc"], results[n]["key"][-1:] if results[n]["key"] else "", flush=True)
     same = results["migration_old_cuda"]["stdout"] == results["migration_new_cuda"]["stdout"]
     meta["migration_same_output"] = same and results["migration_old_cuda"]["rc"] == 0
     meta["ended"] = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
