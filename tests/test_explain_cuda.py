@@ -48,6 +48,17 @@ for _m in ("LastItemGather", "LastItemIndexCopy", "FirstItemStarts"):
 for _m in ("LastItemGather", "LastItemIndexCopy", "FirstItemStarts", "TotalFromLastOffset", "GuardedTotal"):
     for _case in ("empty", "zero_lengths"):
         EXPECTED[f"jag_run_{_m}_{_case}_CHECK_INPUTS"] = ("dim-too-small", SHAPE)
+# the user files (packages/cuda/user/) run as they are
+EXPECTED.update({
+    "user_so_on_cpu": ("mixed-device-constants", LOAD_DEVICE),
+    "user_cuda_pkg_cpu_input": ("same-device", INPUT_DEVICE),
+    "user_cpu_pkg_cuda_input": ("out-device", INPUT_DEVICE),
+    "user_device_index": ("invalid-device-ordinal", LOAD_DEVICE),
+    "user_wrong_batch_CHECK_INPUTS": ("unmatched-dim", SHAPE),
+    # `aot_load("lin.so", "cpu")`: dlopen does not look in the current folder for a bare name,
+    # so this fails before the device mismatch would
+    "user_two_files": ("so-not-found", None),
+})
 EXPECTED["jag_run_FirstItemStarts_some_zero_CHECK_INPUTS"] = ("index-out-of-bounds", SHAPE)  # lengths >= 2 pass the check
 
 
@@ -141,29 +152,32 @@ def test_without_package_no_claim_about_the_trace():
 
 
 def sites(scenario, user_file):
-    (e,) = explain.explain(RUNS["runs-torch2.11-cu130-h200.json"][scenario]["stderr"], None, [str(USER / user_file)])
+    """The text `user_file` printed when it ran on the GPU, explained with that file as --source."""
+    run = RUNS["runs-torch2.11-cu130-h200.json"][scenario]
+    assert run["files"] == [user_file]
+    (e,) = explain.explain(run["stderr"], None, [str(USER / user_file)])
     path = os.path.abspath(USER / user_file)
     return e, [(s.line, s.text) for s in e.trace if s.path == path]
 
 
 def test_source_load_device():
-    e, steps = sites("old_load_cuda_so_on_cpu", "so_on_cpu.py")
+    e, steps = sites("user_so_on_cpu", "so_on_cpu.py")
     assert e.wrong == LOAD_DEVICE
     assert (8, 'load: `aot_load(so, "cpu")`: loads on `cpu` (compiled for `cuda`)') in steps
     assert any(line == 7 and "compiled for `cuda`" in text for line, text in steps)
     assert not any(t.startswith("call:") for _, t in steps)  # the calls are not what is wrong
-    e, steps = sites("cuda_pkg_device_index_1", "device_index.py")
+    e, steps = sites("user_device_index", "device_index.py")
     assert (7, "load: `torch._inductor.aoti_load_package(path, device_index=1)`: device_index=1 (compiled for `cuda`)") in steps
 
 
 def test_source_input_device():
-    e, steps = sites("cuda_pkg_cpu_input", "cuda_pkg_cpu_input.py")
+    e, steps = sites("user_cuda_pkg_cpu_input", "cuda_pkg_cpu_input.py")
     assert e.wrong == INPUT_DEVICE
     assert (10, "call: `runner(x)`: input 0 on `cpu` (package compiled for `cuda`)") in steps
     assert any(line == 9 and text.startswith("device of `x` set here") for line, text in steps)
     assert (5, 'compile device set here: `device="cuda"`') in steps
     assert not any(t.startswith("load:") for _, t in steps)
-    e, steps = sites("cpu_pkg_cuda_input", "cpu_pkg_cuda_input.py")
+    e, steps = sites("user_cpu_pkg_cuda_input", "cpu_pkg_cuda_input.py")
     assert (9, "call: `runner(x)`: input 0 on `cuda` (package compiled for `cpu`)") in steps
     assert (8, 'device of `x` set here: `.to("cuda")`') in steps
 
@@ -208,7 +222,7 @@ def test_lsp_command_locates_the_sites():
 
 
 def test_migration_measured_on_cuda(tmp_path):
-    """old_cuda.py and new_cuda.py printed the same on the GPU; new_cuda.py is what the migration
+    """old_cuda.py and new_cuda.py printed the same on the GPU (an old CUDA `.so` project, migrated); new_cuda.py is what the migration
     writes today (else the measurement is of another text: re-run scripts/cuda_measure.py)."""
     run = RUNS["runs-torch2.11-cu130-h200.json"]
     old, new = run["migration_old_cuda"], run["migration_new_cuda"]
@@ -223,7 +237,8 @@ def test_migration_measured_on_cuda(tmp_path):
 
 
 def test_source_across_files():
-    # the given files are one project: the load in serve.py knows the compile in build.py
+    # the given files are one project: the load in serve.py knows the compile in build.py. (Run as
+    # they are, they fail earlier, at dlopen: user_two_files; the text is the one-file scenario's.)
     folder = USER / "two_files"
     log = RUNS["runs-torch2.11-cu130-h200.json"]["old_load_cuda_so_on_cpu"]["stderr"]
     (e,) = explain.explain(log, None, [str(folder / "serve.py"), str(folder / "build.py")])
@@ -243,7 +258,13 @@ def test_package_says_its_device(tmp_path):
 
 
 def test_source_shape():
-    e, steps = sites("cuda_pkg_wrong_batch_CHECK_INPUTS", "wrong_batch.py")
+    e, steps = sites("user_wrong_batch_CHECK_INPUTS", "wrong_batch.py")
     assert e.wrong == SHAPE and "static size 2" in e.cause
     assert (8, 'call: `runner(torch.randn(3, 10, device="cuda"))`: input 0 [3, 10]') in steps
     assert any(line == 6 and "example input 0 [2, 10] (all dims static)" in text for line, text in steps)
+
+
+def test_bare_so_name_is_not_looked_for_in_the_current_folder():
+    (e,) = explain.explain(RUNS["runs-torch2.11-cu130-h200.json"]["user_two_files"]["stderr"], None)
+    assert "could not open `lin.so`" in e.cause and "not in the current folder" in e.cause
+    assert e.fixes[0] == 'give `aot_load` a path with a folder: `os.path.abspath("lin.so")` or `./lin.so`'

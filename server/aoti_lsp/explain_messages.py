@@ -81,6 +81,12 @@ SIMPLE = [
     ("not-a-package", re.compile(r"Failed to initialize zip archive"), None,
      "`aoti_load_package` was given something that is not a .pt2 zip (e.g. a `.so` from the old `aot_compile`)",
      ["give it the `.pt2` written by `aoti_compile_and_package`, or migrate the compile too (AOTI001)"]),
+    ("so-not-found", re.compile(r"Error in dlopen: ([^\s:]{1,300}): cannot open shared object file: No such file or directory"), None,
+     "the old `aot_load` could not open `{0}`: dlopen looks for a name without a folder (`lin.so`) on the library "
+     "path, not in the current folder; a path with a folder is opened as given (is the file there?) "
+     f"(`aot_load(\"lin.so\", ...)` from the folder holding it: {MEASURED})",
+     ["give `aot_load` a path with a folder: `os.path.abspath(\"{0}\")` or `./{0}`",
+      "or migrate to `aoti_load_package` (AOTI002): it opens a relative path from the current folder"]),
     ("elf-header", re.compile(r"invalid ELF header"), None,
      "the old `aot_load` was given a `.pt2` package", ["load a `.pt2` with `torch._inductor.aoti_load_package` (AOTI002)"]),
     ("illegal-memory-access", re.compile(r"an illegal memory access was encountered"),
