@@ -5,9 +5,10 @@
 Run on a machine with one or more CUDA GPUs (not by the tests: CI has none). It compiles the
 project's own models (tests/packages/cuda/models.py, a Linear(10, 4) with a fixed batch of 2,
 tests/packages/cuda/migration/old_cuda.py and the user files of tests/packages/cuda/user/), then runs
-each scenario in its own process (a CUDA error poisons the process), with CUDA_LAUNCH_BLOCKING=1. Every process gets CXX=/usr/bin/g++
-(AOTI_MEASURE_CXX to change it), even where CXX is set: the GPU image's CXX=/opt/gcc/bin/g++ builds
-packages whose load segfaults (measured: every load -11), and TORCHINDUCTOR_VEC_ISA_OK=1 unless set.
+each scenario in its own process (a CUDA error poisons the process), with CUDA_LAUNCH_BLOCKING=1.
+Every process gets CXX=/usr/bin/g++ (AOTI_MEASURE_CXX to change it), even where CXX is set: the GPU
+image's CXX=/opt/gcc/bin/g++ builds packages whose load segfaults (measured: every load -11), and
+TORCHINDUCTOR_VEC_ISA_OK=1 unless set. About 3 minutes on an H200 with 16 cores (--jobs 12).
 Each result: rc, signal, secs, env, stdout, the key lines of stderr and its last 6,000 characters;
 the work folder is written `<work>`. tests/test_explain_cuda.py reads the committed results.
 """
