@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 
 from aoti_lsp.explain import Step
+from aoti_lsp.explain_messages import COMPILE_DEVICE, INPUT_DEVICE, LOAD_DEVICE, SHAPE
 
-COMPILE_DEVICE, LOAD_DEVICE, INPUT_DEVICE, SHAPE = "compile device", "load device", "input device", "shape"
 # what is wrong -> the sites that set it (and the compile, which says what the rest must match)
 _KINDS = {COMPILE_DEVICE: ("compile", "call"), LOAD_DEVICE: ("compile", "load"),
           INPUT_DEVICE: ("compile", "call"), SHAPE: ("compile", "call")}
