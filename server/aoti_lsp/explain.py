@@ -4,7 +4,9 @@ For `index out of bounds: 0 <= tmpN < ksM` the trace follows the generated code 
 hand: the kernel holding that assertion -> its parameter ksM -> the argument at the kernel's call
 site -> `int64_t sN = argK_1_size[d]` -> input i, dimension d (and its name in `forward`) -> the
 `Topologically Sorted Source Nodes` of that call -> the Python lines with those ops. The other
-known messages get their cause and the fixes measured on torch 2.13 (../shared/aoti-facts.md).
+known messages get their cause, what is wrong (compile / load / input device, shape) and the fixes
+measured on torch 2.13 and, for the CUDA texts, on an H200 with torch 2.11+cu130
+(tests/packages/cuda/runs-*.json); with sources, explain_sites.py adds the lines that set it.
 No torch; the package is read with the bounded reader of pt2.py.
 """
 
@@ -17,23 +19,10 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from aoti_lsp import generated, pt2
-
-RUNTIME_CHECK = "AOTI_RUNTIME_CHECK_INPUTS=1"
-EMPTY_FIXES = [
-    "guard at the caller, in plain Python outside the compiled model: `if lengths.numel() == 0: return ...` "
-    "before calling the loaded package (a guard inside the exported forward is dropped by torch.export)",
-    "empty-safe code in forward: `lengths.sum()` instead of `cumsum(lengths)[-1]`; offsets with a leading zero: "
-    "`torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])`",
-    f"set {RUNTIME_CHECK} in the environment of the process that runs the package: inputs below the traced "
-    "lower bound then fail with `dim value is too small` instead of crashing (it also rejects size 1)",
-]
-CHECKLIST = [
-    "device: the package's device (`aoti-lsp inspect PKG`) is the device of every input and of the loader",
-    "shapes: every static dim matches the example used at compile time; dtypes and contiguity match",
-    "empty inputs: a dynamic dim traced as >= 2 receives 0 or 1 (jagged batches with no rows)",
-    f"run again with {RUNTIME_CHECK} (input checks) and CUDA_LAUNCH_BLOCKING=1 (the failing kernel on CUDA), "
-    "TORCH_SHOW_CPP_STACKTRACES=1 (the C++ frames)",
-]
+from aoti_lsp.explain_messages import (
+    _CPU_FROM, _CUDA_ASSERT, _EVENT, _INDEX, _PHASE, _SEGV, _WHEN_CALL, _WHEN_LOAD, CHECKLIST, COMPILE_DEVICE, EMPTY_FIXES,
+    INPUT_DEVICE, LOAD_DEVICE, RUNTIME_CHECK, SHAPE, SIMPLE,
+)
 
 
 @dataclass
@@ -50,52 +39,11 @@ class Explanation:
     trace: list[Step] = field(default_factory=list)
     cause: str = ""
     fixes: list[str] = field(default_factory=list)
+    wrong: str | None = None  # compile device | load device | input device | shape (what to change)
 
 
-# (kind, pattern, cause, fixes)
-SIMPLE = [
-    ("dim-too-small", re.compile(r"input_handles\[(\d+)\]: dim value is too small at (\d+), expected it to be >= (\d+), but got: (\d+)"),
-     "input {0}, dimension {1} is {3}, below the lower bound {2} the package was traced with "
-     "(dynamic dims are traced as >= 2); without {rc} this input crashes or reads out of bounds",
-     EMPTY_FIXES[:2]),
-    ("dim-too-large", re.compile(r"input_handles\[(\d+)\]: dim value is too large at (\d+), expected to be <= (\d+), but got: (\d+)"),
-     "input {0}, dimension {1} is {3}, above the upper bound {2} of the package", ["recompile with a larger `Dim(max=...)`"]),
-    ("unmatched-dim", re.compile(r"input_handles\[(\d+)\]: unmatched dim value at (\d+), expected: (\d+), but got: (\d+)"),
-     "input {0}, dimension {1} is {3}; the package was compiled with the static size {2}",
-     ["mark the dim dynamic at export (`dynamic_shapes`) or pass inputs of the compiled shape"]),
-    ("unmatched-device", re.compile(r"input_handles\[(\d+)\]: unmatched device type"),
-     "input {0} is on another device type than the package", ["move the input to the package's device (`aoti-lsp inspect PKG`)"]),
-    ("unmatched-dtype", re.compile(r"input_handles\[(\d+)\]: unmatched dtype"),
-     "input {0} has another dtype than at compile time (without {rc}: silently wrong output)",
-     ["convert the input to the compiled dtype"]),
-    ("unmatched-stride", re.compile(r"input_handles\[(\d+)\]: unmatched stride"),
-     "input {0} has other strides than at compile time (without {rc}: silently wrong output)",
-     ["pass a contiguous input (`.contiguous()`)"]),
-    ("out-device", re.compile(r"Expected out tensor to have device (\S+?), but got (\S+?) instead"),
-     "an input on `{1}` reached a model compiled for `{0}`", ["move the inputs to `{0}` before the call (AOTI102)"]),
-    ("host-pointer", re.compile(r"The specified pointer resides on host memory"),
-     "a CPU tensor was given to a CUDA-compiled model", ["move the inputs to the package's CUDA device (AOTI102)"]),
-    ("no-cuda", re.compile(r"Torch not compiled with CUDA enabled"),
-     "a CUDA package was loaded by a CPU-only torch", ["load it where CUDA is available, or compile the model for cpu (AOTI101)"]),
-    ("not-a-package", re.compile(r"Failed to initialize zip archive"),
-     "`aoti_load_package` was given something that is not a .pt2 zip (e.g. a `.so` from the old `aot_compile`)",
-     ["give it the `.pt2` written by `aoti_compile_and_package`, or migrate the compile too (AOTI001)"]),
-    ("elf-header", re.compile(r"invalid ELF header"),
-     "the old `aot_load` was given a `.pt2` package", ["load a `.pt2` with `torch._inductor.aoti_load_package` (AOTI002)"]),
-    ("device-assert", re.compile(r"device-side assert triggered"),
-     "a kernel's device assertion failed (on AOTI, usually the index check of a gather on a too-small input)",
-     ["the assertion's text is printed before this error (with CUDA_LAUNCH_BLOCKING=1 at the failing kernel): "
-      "give that part of the log to `aoti-lsp explain`"]),
-    ("incorrect-device", re.compile(r"Incorrect device passed to aoti_runner_cpu"),
-     "a cpu package was loaded with a `device_index`", ["drop `device_index` (AOTI101)"]),
-]
-_INDEX = re.compile(r"index out of bounds: 0 <= (tmp\d+) < (ks\d+)")
-_CPU_FROM = re.compile(r"Exception raised from (\w+) at (\S+?\.kernel\.cpp):(\d+)")
-_CUDA_ASSERT = re.compile(r"(\S+\.py):(\d+): \S+: block: \[([\d,]+)\], thread: \[([\d,]+)\] Assertion `(index out of bounds: 0 <= tmp\d+ < ks\d+)` failed")
-_SEGV = re.compile(r"Segmentation fault|SIGSEGV|core dumped|illegal memory access|signal 11\b|exit code -11|exit status 139")
-
-
-def explain(log: str, package: str | None, sources: list[str] = ()) -> list[Explanation]:
+def explain(log: str, package: str | None, sources: list[str] = (), texts: dict[str, bytes] | None = None) -> list[Explanation]:
+    """`texts`: path -> the text to read instead of the file (an editor's unsaved buffer)."""
     out: list[Explanation] = []
     pkg = pt2.read_sources(package) if package else None
     models = {n: generated.parse(m) for n, m in pkg.models.items()} if pkg and not pkg.error else {}
@@ -106,16 +54,25 @@ def explain(log: str, package: str | None, sources: list[str] = ()) -> list[Expl
             continue
         seen_index.add(key)
         out.append(_index(log, m, pkg, models, list(sources)))
-    for kind, pattern, cause, fixes in SIMPLE:
+    kinds = set()
+    for kind, pattern, wrong, cause, fixes in SIMPLE:
         m = pattern.search(log)
-        if m is None or (kind == "device-assert" and seen_index):
+        if m is None or kind in kinds or (kind == "device-assert" and seen_index):
             continue
+        kinds.add(kind)
         args = m.groups()
         e = Explanation(kind, m.group(0), cause=cause.format(*args, rc=RUNTIME_CHECK),
-                        fixes=[f.format(*args) for f in fixes])
+                        fixes=[f.format(*args) for f in fixes], wrong=wrong)
         if kind in ("dim-too-small", "dim-too-large", "unmatched-dim") and models:
             e.trace += _input_steps(models, int(args[0]), int(args[1]), list(sources), package)
+        if kind == "illegal-memory-access":
+            for model in models.values():
+                e.trace += _empty_risks(model, package)
+        if wrong in (LOAD_DEVICE, INPUT_DEVICE, COMPILE_DEVICE):
+            e.trace += [Step(f"the package was compiled for `{m.device}` (wrapper_metadata.json of `{m.name}`)")
+                        for m in models.values() if m.device]
         out.append(e)
+    out += _follow_ons(log, out)
     if not out and _SEGV.search(log):
         e = Explanation("crash", _SEGV.search(log).group(0), cause="a crash without a message: check, in order:",
                         fixes=list(CHECKLIST))
@@ -125,7 +82,46 @@ def explain(log: str, package: str | None, sources: list[str] = ()) -> list[Expl
     if pkg is not None and pkg.error:
         for e in out:
             e.trace.append(Step(f"package not read: {pkg.error}"))
+    if sources:
+        from aoti_lsp import explain_sites
+
+        for e in out:
+            e.trace += explain_sites.steps(list(sources), e.wrong, texts)
     return out
+
+
+def _follow_ons(log: str, found: list[Explanation]) -> list[Explanation]:
+    """`create_func_`/`run_func_ ... API call failed` and `Failed to destroy CUDA event`: what torch
+    raises after the error itself. With that error found they say only when it happened (load or
+    call); alone (a log cut short), they are the explanation."""
+    phase = _search_lines(_PHASE, log, "_func_(")
+    event = _search_lines(_EVENT, log, "Failed to destroy CUDA event")
+    when = None
+    if phase:
+        when = _WHEN_LOAD if phase.group(1) == "create" else _WHEN_CALL
+    if found:
+        for e in found[:1]:
+            if when:
+                e.trace.append(Step(f"it failed {when}"))
+            if event:
+                e.trace.append(Step(f"`Failed to destroy CUDA event ...: {event.group(1).strip()}` follows: the same "
+                                    "error left the CUDA context broken (restart the process)"))
+        return []
+    if event:
+        cause = event.group(1).strip()
+        wrong = SHAPE if "assert" in cause or "illegal memory" in cause else None
+        return [Explanation("cuda-event", event.group(0), [Step(f"it failed {when}")] if when else [],
+                            f"a CUDA error (`{cause}`) broke the context during a package run; the error itself is printed "
+                            "before this line", [f"run again with CUDA_LAUNCH_BLOCKING=1 and give the whole log to `aoti-lsp explain`"],
+                            wrong)]
+    if phase:
+        load = phase.group(1) == "create"
+        return [Explanation("load-failed" if load else "run-failed", phase.group(0), [],
+                            f"the package failed {when}; the reason is printed before this line (`Error: ...`, or a C++ "
+                            "`Exception in aoti_torch`)",
+                            ["give the whole log (stderr) to `aoti-lsp explain`; TORCH_SHOW_CPP_STACKTRACES=1 adds the C++ frames"],
+                            LOAD_DEVICE if load else None)]
+    return []
 
 
 def _search_lines(pattern: re.Pattern, log: str, needle: str):
@@ -156,8 +152,10 @@ def _index(log, m, pkg, models, sources) -> Explanation:
     elif cuda:
         e.trace.append(Step(f"Triton device assert, block [{cuda.group(3)}], thread [{cuda.group(4)}] "
                             f"({os.path.basename(cuda.group(1))}:{cuda.group(2)})"))
+    e.wrong = SHAPE
+    # only what is known: the traced lower bound is the package's, read below when it is given
     e.cause = (f"an index computed inside the model is outside 0..{ks}-1: {ks} is a size that is 0 (or too small) "
-               "for this input, typically an empty jagged batch (the package was traced with sizes >= 2)")
+               "for this input, typically an empty jagged batch")
     e.fixes = list(EMPTY_FIXES)
     if not models:
         e.trace.append(Step("no package given (--package): the trace stops here"))
@@ -194,6 +192,10 @@ def _index(log, m, pkg, models, sources) -> Explanation:
                                     _wrapper_line(model, pkg, f"int64_t {sym} = ")))
                 if inp is not None:
                     e.trace += _input_steps({model.name: model}, inp.index, dim, sources, pkg.path, detail=False)
+                    lower = inp.dims.get(dim, generated.Dim()).lower
+                    traced = f"the package was traced with `{name}` dimension {dim} >= {lower}"
+                    if lower is not None and traced not in e.cause:
+                        e.cause += f" ({traced})"
             ops = call.nodes or generated.ops_of_kernel(k.name)
             label = "Source Nodes" if call.nodes else "ops named in the kernel"
             e.trace.append(Step(f"{label}: {', '.join(ops)}"))
@@ -371,6 +373,8 @@ def render_text(items: list[Explanation]) -> str:
             out.append(f"  -> {loc}{s.text}")
         if e.cause:
             out.append(f"  cause: {e.cause}")
+        if e.wrong:
+            out.append(f"  wrong: {e.wrong}")
         for f in e.fixes:
             out.append(f"  fix: {f}")
     return "\n".join(out)

@@ -21,7 +21,8 @@ def main(argv: list[str]) -> int:
                                 description="Trace an AOTInductor crash log to its cause (and the Python line).")
     p.add_argument("log", help="the log file, or - for stdin")
     p.add_argument("--package", help="the .pt2 package that crashed")
-    p.add_argument("--source", action="append", default=[], help="the model's Python file (repeatable)")
+    p.add_argument("--source", action="append", default=[],
+                   help="a Python file of yours: the model (its forward) or the code that compiles, loads and calls it (repeatable)")
     p.add_argument("--output-format", choices=["text", "json"], default="text")
     args = p.parse_args(argv[1:])
     from aoti_lsp import explain

@@ -21,9 +21,11 @@ def run(ls, args: list) -> dict:
     log = spec.get("log") if isinstance(spec.get("log"), str) else ""
     package = spec.get("package") if isinstance(spec.get("package"), str) and spec.get("package") else None
     sources = [s for s in spec.get("sources") or [] if isinstance(s, str)]
-    if not sources:  # the open Python documents: the model is usually one of them
-        sources = sorted({d.path for d in ls.docs.values() if d.path.endswith(".py") and os.path.isfile(d.path)})
-    items = explain.explain(log[:MAX_LOG], package, sources)
+    open_py = {d.path: d.data for d in ls.docs.values() if d.path.endswith(".py")}
+    if not sources:  # the open Python documents: the model and the code that loads it usually are
+        sources = sorted(p for p in open_py if os.path.isfile(p))
+    # their editor text, saved or not: the lines of the trace are the lines the user sees
+    items = explain.explain(log[:MAX_LOG], package, sources, open_py)
     out = []
     for e in items:
         entry = asdict(e)
