@@ -1,7 +1,8 @@
 import os
 import re
 
-from aoti_lsp.devices import ConsistencyRule, analysis, artifact_related, delete_argument, related
+from aoti_lsp.devices import (MEASURED, measured, ConsistencyRule, IndexChoice, analysis, artifact_related, delete_argument,
+                              related, snippet)
 from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
 
@@ -64,6 +65,11 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
         a = analysis(ctx)
         for load in a.loads():
             art = a.artifact(load)
+            if not load.old:
+                found = device_index_finding(self, ctx, a, load, art)
+                if found is not None:
+                    yield found
+                continue
             if art is None or art.device is None:
                 continue
             compiled = art.device
@@ -74,7 +80,10 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 loaded = a.device_value(load.device_node, at)
                 if loaded is None or loaded.type == compiled.type:
                     continue
-                effect = "it segfaults or fails to load" if compiled.type == "cuda" and loaded.type == "cpu" else "it fails to load"
+                if compiled.type == "cuda" and loaded.type == "cpu":
+                    effect = f"it fails at load with {measured('cuda_loaded_on_cpu')}"
+                else:
+                    effect = "it fails to load"  # cpu -> cuda: not measured yet
                 said = art.compiled_for()
                 message = f"{said[0].upper()}{said[1:]} loaded on `{loaded.spelled}`: {effect}"
                 node = load.device_node
@@ -86,19 +95,69 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 other = compile_for(ctx, a, load, art, loaded.type)
                 yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, related=rel,
                               severity=self.severity, alternatives=(other,) if other else ())
-            else:
-                if load.index_node is None or compiled.type != "cpu":
-                    continue
-                index = a.int_value(load.index_node, at)
-                if index is None or index < 0:
-                    continue
-                arg = load.index_arg
-                message = f"`device_index={index}` on {art.compiled_for()}: it fails to load"
-                start, end = delete_argument(ctx.source.data, arg)
-                fix = Fix("Drop device_index", (Edit(start, end, ""),), Applicability.UNSAFE)
-                rel = artifact_related(art)
-                yield Finding(self.code, message, arg.start_byte, arg.end_byte, fix=fix, related=rel,
-                              severity=self.severity)
+
+
+def device_index_finding(rule, ctx, a, load, art) -> Finding | None:
+    """`device_index=` that fails on some path: `None` on any package (a CPU device's `.index`),
+    any index on a package compiled for cpu."""
+    if load.index_node is None:
+        return None
+    node, arg = load.index_node, load.index_arg
+    choices = a.index_choices(node, load.call.start_byte)
+    nones = [c for c in choices if c is not None and c.known and c.value is None]
+    cpu = art is not None and art.device is not None and art.device.type == "cpu"
+    ints = [c for c in choices if c is not None and (not c.known or c.value is not None and c.value >= 0)] if cpu else []
+    if not nones and not ints:
+        return None
+    text = snippet(ctx.source.node_text(node))
+    literal = node.type in ("integer", "none", "unary_operator")
+
+    def source(c: IndexChoice) -> str:
+        if literal or not c.evidence:
+            return ""
+        ev = c.evidence[0]
+        line = f", line {ctx.source.lines.line_of(ev.start) + 1}" if ev.path is None else ""
+        return f" (from {ev.what}{line})"
+
+    if literal:
+        key = "index_none" if nones else "index_on_cpu"
+        head = f"`device_index={text}`" + (f" on {art.compiled_for()}" if cpu else "")
+        message = f"{head}: it fails to load with `{MEASURED[key][0]}`"
+    elif not ints:
+        message = (f"`device_index={text}` can be `None`{source(nones[0])}: the loader fails with "
+                   f"`{MEASURED['index_none'][0]}`")
+    else:
+        parts = [f"`None`{source(nones[0])} fails with `{MEASURED['index_none'][0]}`"] if nones else []
+        parts.append(f"an index{source(ints[0])} fails with `{MEASURED['index_on_cpu'][0]}`")
+        message = f"`device_index={text}` on {art.compiled_for()}: " + "; ".join(parts)
+    where = MEASURED["index_none"][1]  # both measured on the same build
+    message += f" (measured on {where})"
+    rel = artifact_related(art) if art is not None and art.device is not None else []
+    for c in nones[:1] + ints[:1]:
+        if not literal:
+            role = "`None` here" if c in nones else "an index here"
+            rel += related(c.evidence[:1], role)
+    return Finding(rule.code, message, arg.start_byte, arg.end_byte, fix=_index_fix(ctx, node, arg, cpu),
+                   related=rel, severity=rule.severity)
+
+
+def _index_fix(ctx, node, arg, cpu: bool) -> Fix | None:
+    """A cpu package takes no index: drop it. Else a device's `.index` is passed only for CUDA."""
+    if not cpu and node.type == "attribute" and _plain_chain(node.child_by_field_name("object")):
+        obj = ctx.source.node_text(node.child_by_field_name("object"))
+        new = f'{obj}.index if {obj}.type == "cuda" else -1'
+        return Fix("Pass device_index only for a CUDA device (-1, the default, otherwise)",
+                   (Edit(node.start_byte, node.end_byte, new),), Applicability.UNSAFE)
+    if cpu or node.type == "none":
+        start, end = delete_argument(ctx.source.data, arg)
+        return Fix("Drop device_index", (Edit(start, end, ""),), Applicability.UNSAFE)
+    return None
+
+
+def _plain_chain(node) -> bool:
+    """`device`, `self.device`: read twice by the fix, so no call may hide inside."""
+    return node is not None and (node.type == "identifier" or node.type == "attribute"
+                                 and _plain_chain(node.child_by_field_name("object")))
 
 
 def compile_for(ctx, a, load, art, target: str) -> Fix | None:

@@ -1,4 +1,4 @@
-from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, analysis, artifact_related, bind, related,
+from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, measured, analysis, artifact_related, bind, related,
                               runner_device, target_device, unwrap)
 from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
@@ -87,12 +87,18 @@ type (`aot_load(so, "cuda:1")`, `device_index=1`), else the compiled device type
                     else:
                         side = f"a model loaded on `{compiled.spelled}`"
                     # the remedy is the fix's title ("Move it to", "Create it with device="): not repeated here
-                    message = f"{dev.type.upper()} input to {side}"
+                    message = f"{dev.type.upper()} input to {side}{_effect(dev.type, compiled.type)}"
                     rel = (artifact_related(art) if art is not None and art.device is not None
                            else related(compiled.evidence, f"loaded on {compiled.type}"))
                     rel += related(dev.evidence, f"this input is on {dev.type}", skip=(value.start_byte, value.end_byte))
                     yield Finding(self.code, message, value.start_byte, value.end_byte,
                                   fix=move_fix(a, value, target), related=rel, severity=self.severity)
+
+
+def _effect(given: str, compiled: str) -> str:
+    """What torch was measured to say, per direction (the op in it is the model's first: a Linear here)."""
+    key = {("cpu", "cuda"): "cpu_input_to_cuda", ("cuda", "cpu"): "cuda_input_to_cpu"}.get((given, compiled))
+    return f": it fails; for a Linear: {measured(key)}" if key else ""
 
 
 def _arguments(call):

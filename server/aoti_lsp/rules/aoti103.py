@@ -1,8 +1,34 @@
-from aoti_lsp.devices import ConsistencyRule, analysis, related
+from aoti_lsp.devices import CPU_213, CUDA_211, ConsistencyRule, analysis, related
 from aoti_lsp.findings import Finding, Related
 from aoti_lsp.rules import Rule
 
 NOTE = "not checked at run time"  # the why (AOTI_RUNTIME_CHECK_INPUTS) is on the rule page
+# measured (aoti-facts.md, fixtures/cuda/runs/cuda_pkg_wrong_batch; bounds: tests/torch/test_dim_bounds.py)
+STATIC_EFFECT = (f"no error (measured on {CPU_213}: a result of the compiled shape; on {CUDA_211}: "
+                 "only a warning that the output was resized)")
+BOUND_EFFECT = f"no error, the package ran (a Linear, measured on {CPU_213})"
+CHECKED = "with `AOTI_RUNTIME_CHECK_INPUTS=1` it raises"
+
+
+def _outside(example, meta):
+    """(bound, what is wrong, the text AOTI_RUNTIME_CHECK_INPUTS=1 raises) for the first dim of
+    `meta` outside the traced range of a dynamic dim of `example`, else None."""
+    if meta.shape is None or example.meta is None or example.meta.shape is None \
+            or len(meta.shape) != len(example.meta.shape):
+        return None
+    for b in example.bounds:
+        size = meta.shape[b.dim]
+        if size < b.low:
+            if b.written_min is not None and b.written_min >= 2:
+                text = f"has {size} on dim {b.dim}, below `min={b.written_min}` of `{b.spelled}`"
+            else:
+                text = (f"has {size} on dim {b.dim}, a dim traced dynamic (`{b.spelled}`): "
+                        f"export traces it as >= 2, sizes 0 and 1 are outside")
+            return b, text, f"dim value is too small at {b.dim}, expected it to be >= {b.low}, but got: {size}"
+        if b.high is not None and size > b.high:
+            return (b, f"has {size} on dim {b.dim}, above `max={b.high}` of `{b.spelled}`",
+                    f"dim value is too large at {b.dim}, expected to be <= {b.high}, but got: {size}")
+    return None
 
 
 def _shape(shape) -> str:
@@ -97,13 +123,22 @@ shape and dtype, or declare the dim dynamic at compile time
                                     f"with dim{'s' if len(dims) > 1 else ''} {which} static")
                     if meta.dtype is not None and ex.dtype is not None and meta.dtype != ex.dtype:
                         problems.append(f"is {meta.dtype}, compiled for {ex.dtype}")
-                    if not problems:
+                    outside = _outside(example, meta) if not problems else None
+                    if outside is not None:
+                        bound, text, check = outside
+                        message = f"Input {i} {text}: {NOTE}, {BOUND_EFFECT}; {CHECKED} `{check}`"
+                    elif not problems:
                         continue
-                    message = f"Input {i} " + "; it ".join(problems) + f": {NOTE}"
+                    else:
+                        message = f"Input {i} " + "; it ".join(problems) + f": {NOTE}, {STATIC_EFFECT}"
                     rel = [Related(ex.evidence.start, ex.evidence.end, f"compile-time example input {i}: {ex.evidence.what}",
                                    path=ex.evidence.path)]
                     if art.site is not None and art.origin != "disk":
                         rel.insert(0, Related(art.site.start, art.site.end, art.site.what, path=art.site.path))
+                    if outside is not None:
+                        rel.append(Related(bound.evidence.start, bound.evidence.end,
+                                           f"dim {bound.dim} traced as {bound.shown}: {bound.evidence.what}",
+                                           path=bound.evidence.path))
                     if (meta.evidence.start, meta.evidence.end) != (arg.start_byte, arg.end_byte):
                         rel += related([meta.evidence], f"input {i} comes from here")
                     yield Finding(self.code, message, arg.start_byte, arg.end_byte, related=rel, severity=self.severity)
