@@ -400,6 +400,49 @@ class Analysis:
             return [DeviceChoice(dev, "index" in bound or spelled is not None and b":" in spelled.text)]
         return [DeviceChoice(dev, b":" in node.text)]  # f"cuda:{rank}": an index, not known here
 
+    def _guards(self, node: Node) -> list[tuple[bytes, object]]:
+        """Tests of a device that hold where `node` stands: the branch of `a if <test> else b` or
+        of an `if <test>:` it is in, for tests `d.type == "cuda"` (`!=`), `d.index is not None` (`is`)."""
+        out = []
+        child, n = node, node.parent
+        while n is not None and n.type not in _FUNCTIONS + ("module", "class_definition"):
+            test, holds = None, True
+            if n.type == "conditional_expression":
+                parts = [c for c in n.named_children if c.type != "comment"]
+                if len(parts) == 3 and _same(child, parts[0]) or _same(child, parts[-1]):
+                    test, holds = parts[1], _same(child, parts[0])
+            elif n.type == "if_statement":
+                test = n.child_by_field_name("condition")
+                if _same(child, n.child_by_field_name("consequence")):
+                    holds = True
+                elif child.type == "else_clause" and not any(c.type == "elif_clause" for c in n.named_children):
+                    holds = False
+                else:
+                    test = None
+            found = self._device_test(test) if test is not None else None
+            if found is not None:
+                text, check = found
+                out.append((text, check if holds else (lambda c, check=check: not check(c))))
+            child, n = n, n.parent
+        return out
+
+    @staticmethod
+    def _device_test(test: Node) -> tuple[bytes, object] | None:
+        test = unwrap(test)
+        if test is None or test.type != "comparison_operator" or test.named_child_count != 2:
+            return None
+        left, right = test.named_children
+        op = " ".join(c.type for c in test.children if not c.is_named)
+        if left.type != "attribute":
+            return None
+        obj, attr = left.child_by_field_name("object"), left.child_by_field_name("attribute").text
+        if attr == b"type" and op in ("==", "!=") and string_value(right) is not None:
+            want, equal = string_value(right), op == "=="
+            return obj.text, lambda c: (c.device.type == want) == equal
+        if attr == b"index" and op in ("is", "is not") and right.type == "none":
+            return obj.text, lambda c: c.has_index == (op == "is not")
+        return None
+
     def index_choices(self, node: Node | None, at: int, depth: int = 0) -> list[IndexChoice | None]:
         """Every value a `device_index=` expression can take, one per path (None: not known)."""
         node = unwrap(node)
@@ -426,7 +469,11 @@ class Analysis:
             return [c for r in returns for c in self.index_choices(r, r.start_byte, depth + 1)] if returns else [None]
         if t == "attribute" and node.child_by_field_name("attribute").text == b"index":
             out: list[IndexChoice | None] = []
-            for c in self.device_choices(node.child_by_field_name("object"), at, depth + 1):
+            obj = node.child_by_field_name("object")
+            tests = [test for text, test in self._guards(node) if text == obj.text]
+            for c in self.device_choices(obj, at, depth + 1):
+                if c is not None and not all(test(c) for test in tests):
+                    continue  # `device.index if device.type == "cuda" else -1`: not on this path
                 if c is None:
                     out.append(None)
                 elif c.has_index:
@@ -1172,6 +1219,10 @@ def _compile_index(project) -> dict[str, list[tuple[str, dict]]]:
                         out.setdefault(key, []).append((path, entry))
         return out
     return project.memo("devices.compiles", build)
+
+
+def _same(a: Node | None, b: Node | None) -> bool:
+    return a is not None and b is not None and (a.start_byte, a.end_byte, a.type) == (b.start_byte, b.end_byte, b.type)
 
 
 def _agree(arts: list[Artifact]) -> Artifact | None:

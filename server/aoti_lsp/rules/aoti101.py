@@ -22,11 +22,29 @@ parameters) at compile time. The loader must run it on that device type; only th
 differ (`cuda:0` at compile time, `cuda:1` at load time is fine).
 
 - `torch._export.aot_load(so_path, device)` takes the device from its caller. A CUDA-compiled
-  model loaded with `"cpu"` segfaults or fails while loading its constants.
+  model loaded with `"cpu"` fails at load, no segfault (measured on torch 2.11+cu130 (H200)):
+  `Mixed-device constants are only supported when the secondary device is CPU. Constant '...' was
+  compiled for a non-CPU device. ... In AOTI, you must compile and load on the same device type.`,
+  then `create_func_(...) API call failed`. A CPU-compiled `.so` loaded on `"cuda"` is not
+  measured yet.
 - `torch._inductor.aoti_load_package(path, device_index=-1)` takes the device *type* from the
   package (`AOTI_DEVICE_KEY` in its `wrapper_metadata.json`); only the index can be chosen. A
   package compiled for CPU given any `device_index` (0 included) fails with
-  `RuntimeError: Incorrect device passed to aoti_runner_cpu`.
+  `RuntimeError: Incorrect device passed to aoti_runner_cpu` (measured on torch 2.13 (CPU) and
+  torch 2.11+cu130 (H200)).
+- `device_index=None` fails on any package: `TypeError: incompatible constructor arguments`
+  (measured on torch 2.13 (CPU)). It is what `device.index` gives for `torch.device("cpu")`, for
+  `torch.device("cuda")` without an index, and for a CPU tensor's `.device`: typically a
+  distributed-init helper that returns `torch.device("cpu")` on hosts without CUDA.
+- A CUDA package given an index past the host's GPUs fails at load with
+  `CUDA error: invalid device ordinal` (measured on torch 2.11+cu130 (H200), `device_index=1` on
+  a 1-GPU host); how many GPUs the serving host has is not known here, so it is not reported.
+
+Device values are followed through `torch.device(...)` objects, their `.type` and `.index`,
+variables, a parameter's default, the returns of a helper of the same file (also unpacked:
+`rank, device = init_distributed()`), each branch of `a if c else b`, and `x.device` of a
+tensor whose device is known. A branch that tests the device (`device.index if device.type ==
+"cuda" else -1`, `if device.index is not None:`) is read as such.
 
 The compile device is read from the example inputs (`.cuda()`, `.to("cuda:0")`, `device=` of
 the factories, `torch.device(...)`, constants, `with torch.device(...)`,
@@ -45,13 +63,18 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
   the model's device names `cpu`; offered when every one of them is spelt so). The deprecated-API migration of such
   a load (AOTI002) is held back too: it would drop `device="cpu"` and hide the mismatch.
 - `aoti_load_package(cpu_package, device_index=N)`: unsafe (applied with `--unsafe-fixes`):
-  the `device_index` argument is dropped."""
+  the `device_index` argument is dropped.
+- `device_index=device.index` that can be `None`, on a package not known to be for cpu:
+  unsafe: `device.index if device.type == "cuda" else -1` (the index is passed only for a CUDA
+  device; -1 is the loader's default). A literal `device_index=None` is dropped."""
     invalid = (
         'import torch\nmodel = MyModel().cuda()\nx = torch.randn(2, 10, device="cuda")\n'
         'so = torch._export.aot_compile(model, (x,))\nrunner = torch._export.aot_load(so, "cpu")\n',
         'import torch\nep = torch.export.export(MyModel(), (torch.randn(2, 8),))\n'
         'torch._inductor.aoti_compile_and_package(ep, package_path="m.pt2")\n'
         'runner = torch._inductor.aoti_load_package("m.pt2", device_index=1)\n',
+        'import torch\ndef device():\n    if not torch.cuda.is_available():\n        return torch.device("cpu")\n'
+        '    return torch.device("cuda", 0)\nrunner = torch._inductor.aoti_load_package(P, device_index=device().index)\n',
     )
     valid = (
         'import torch\nx = torch.randn(2, 10, device="cuda:0")\nso = torch._export.aot_compile(model, (x,))\n'
@@ -59,6 +82,8 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
         'import torch\ndev = "cuda" if torch.cuda.is_available() else "cpu"\n'
         'x = torch.randn(2, 10, device=dev)\nso = torch._export.aot_compile(model, (x,))\n'
         'runner = torch._export.aot_load(so, "cpu")\n',
+        'import torch\ndef load(path, device=torch.device("cuda", 0)):\n'
+        '    return torch._inductor.aoti_load_package(path, device_index=device.index)\n',
     )
 
     def check(self, ctx):
@@ -117,7 +142,8 @@ def device_index_finding(rule, ctx, a, load, art) -> Finding | None:
             return ""
         ev = c.evidence[0]
         line = f", line {ctx.source.lines.line_of(ev.start) + 1}" if ev.path is None else ""
-        return f" (from {ev.what}{line})"
+        what = ev.what if ev.what.count("`") <= 2 else ev.what[:ev.what.index("`", 1) + 1]  # the code, not the why
+        return f" (from {what}{line})"
 
     if literal:
         key = "index_none" if nones else "index_on_cpu"

@@ -11,10 +11,19 @@ class InputDeviceMismatch(ConsistencyRule, Rule):
     severity = Severity.ERROR
     explanation = """\
 An AOTInductor model runs its kernels on the device type it was compiled for, and reads its
-inputs there. A CUDA-compiled model called with CPU tensors fails with
-`Expected out tensor to have device cuda:0, but got cpu instead`; a CPU-compiled model must be
-called with CPU tensors. Only the device type matters: inputs on `cuda:1` for a model compiled
-on `cuda:0` are not reported.
+inputs there. Measured on torch 2.11+cu130 (H200), with a Linear (the op named is the model's
+first):
+
+- CPU inputs to a CUDA package: `Expected all tensors to be on the same device, but got mat1 is
+  on cpu, different from other tensors on cuda:0 (when checking argument in method
+  wrapper_CUDA_addmm_out_out)`, then `run_func_(...) API call failed`; with
+  `AOTI_RUNTIME_CHECK_INPUTS=1`: `input_handles[0]: unmatched device type, expected: 11(cuda),
+  but got: 0`.
+- CUDA inputs to a CPU package: `Exception in aoti_torch: Expected out tensor to have device
+  cuda:0, but got cpu instead` (from `aoti_torch_cpu_addmm_out`).
+
+Only the device type matters: inputs on `cuda:1` for a model compiled on `cuda:0` are not
+reported.
 
 Calls of the loaded model are followed through: a local (`runner = aoti_load_package(...)`,
 `runner(x)`), an attribute set in any method and called in another (`self.runner(x)`, also when
