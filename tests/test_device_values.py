@@ -98,7 +98,7 @@ def test_none_index_message_fix_and_related():
     text = HELPER.format(index="device.index")
     (f,) = findings(text, "AOTI101")
     assert f.message == ('`device_index=device.index` can be `None` (from `torch.device("cpu")`, line 6): the loader '
-                         'fails with `TypeError: incompatible constructor arguments` (measured on torch 2.13 (CPU))')
+                         'fails with `TypeError: __init__(): incompatible constructor arguments` (measured on torch 2.13 (CPU))')
     assert [r.message for r in f.related] == ['`None` here: `torch.device("cpu")`']
     assert f.fix.applicability.value == "unsafe"
     (edit,) = f.fix.edits
@@ -112,7 +112,7 @@ def test_cpu_package_any_index_and_none(tmp_path):
     text = CPU_PACKAGE + helper.format(index="device.index")
     (f,) = findings(text, "AOTI101")
     assert f.message.startswith("`device_index=device.index` on a model compiled for `cpu` (line 3): ")
-    assert "`None` (from `torch.device(\"cpu\")`, line 8) fails with `TypeError: incompatible constructor" in f.message
+    assert "`None` (from `torch.device(\"cpu\")`, line 8) fails with `TypeError: __init__(): incompatible constructor" in f.message
     assert "an index (from `torch.device(\"cuda\", rank)`, line 10) fails with `RuntimeError: Incorrect device passed " \
            "to aoti_runner_cpu`" in f.message
     assert f.fix.title == "Drop device_index"

@@ -54,7 +54,7 @@ _DIMS = {f"{m}{k}": k for m in ("torch.export.Dim", "torch.export.dynamic_shapes
 CPU_213 = "torch 2.13 (CPU)"
 CUDA_211 = "torch 2.11+cu130 (H200)"
 MEASURED = {
-    "index_none": ("TypeError: incompatible constructor arguments", CPU_213),
+    "index_none": ("TypeError: __init__(): incompatible constructor arguments", CPU_213),
     "index_on_cpu": ("RuntimeError: Incorrect device passed to aoti_runner_cpu", CPU_213),
     "cuda_loaded_on_cpu": ("Mixed-device constants are only supported when the secondary device is CPU", CUDA_211),
     "cpu_input_to_cuda": ("Expected all tensors to be on the same device, but got mat1 is on cpu", CUDA_211),

@@ -32,7 +32,7 @@ differ (`cuda:0` at compile time, `cuda:1` at load time is fine).
   package compiled for CPU given any `device_index` (0 included) fails with
   `RuntimeError: Incorrect device passed to aoti_runner_cpu` (measured on torch 2.13 (CPU) and
   torch 2.11+cu130 (H200)).
-- `device_index=None` fails on any package: `TypeError: incompatible constructor arguments`
+- `device_index=None` fails on any package: `TypeError: __init__(): incompatible constructor arguments`
   (measured on torch 2.13 (CPU)). It is what `device.index` gives for `torch.device("cpu")`, for
   `torch.device("cuda")` without an index, and for a CPU tensor's `.device`: typically a
   distributed-init helper that returns `torch.device("cpu")` on hosts without CUDA.
