@@ -239,3 +239,14 @@ def test_hover_on_a_deprecated_load_recommends_aoti_load_package():
     assert "aot_load(path" not in out and "`aoti_load_package(pt2)`" in out and "AOTI002" in out
     assert "Mixed-device constants" in out and "invalid device ordinal" in out
     assert "Measured on" not in out and "(measured on torch 2.11+cu130 (H200))" in out
+
+
+def test_early_return_guard():
+    text = HELPER.replace(
+        "    return torch._inductor.aoti_load_package(path, device_index={index})\n",
+        "    if device.type == \"cpu\":\n        return torch._inductor.aoti_load_package(path)\n"
+        "    return torch._inductor.aoti_load_package(path, device_index=device.index)\n")
+    assert findings(text, "AOTI101") == []
+    # the same `if` without leaving the block guards nothing after it
+    assert len(findings(text.replace("        return torch._inductor.aoti_load_package(path)\n",
+                                     "        print(device)\n"), "AOTI101")) == 1

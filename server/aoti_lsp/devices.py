@@ -409,7 +409,7 @@ class Analysis:
             test, holds = None, True
             if n.type == "conditional_expression":
                 parts = [c for c in n.named_children if c.type != "comment"]
-                if len(parts) == 3 and _same(child, parts[0]) or _same(child, parts[-1]):
+                if len(parts) == 3 and (_same(child, parts[0]) or _same(child, parts[2])):
                     test, holds = parts[1], _same(child, parts[0])
             elif n.type == "if_statement":
                 test = n.child_by_field_name("condition")
@@ -419,6 +419,14 @@ class Analysis:
                     holds = False
                 else:
                     test = None
+            if n.type in ("block", "module"):  # `if <test>: return ...` before it: the test fails here
+                prev = child.prev_named_sibling
+                while prev is not None:
+                    if prev.type == "if_statement" and _exits(prev):
+                        found = self._device_test(prev.child_by_field_name("condition"))
+                        if found is not None:
+                            out.append((found[0], lambda c, check=found[1]: not check(c)))
+                    prev = prev.prev_named_sibling
             found = self._device_test(test) if test is not None else None
             if found is not None:
                 text, check = found
@@ -1219,6 +1227,16 @@ def _compile_index(project) -> dict[str, list[tuple[str, dict]]]:
                         out.setdefault(key, []).append((path, entry))
         return out
     return project.memo("devices.compiles", build)
+
+
+def _exits(stmt: Node) -> bool:
+    """An `if` without `elif`/`else` whose body always leaves the block (return, raise, ...)."""
+    body = stmt.child_by_field_name("consequence")
+    if body is None or any(c.type in ("elif_clause", "else_clause") for c in stmt.named_children):
+        return False
+    last = [c for c in body.named_children if c.type != "comment"]
+    return bool(last) and last[-1].type in ("return_statement", "raise_statement", "continue_statement",
+                                              "break_statement")
 
 
 def _same(a: Node | None, b: Node | None) -> bool:
