@@ -53,20 +53,34 @@ _DIMS = {f"{m}{k}": k for m in ("torch.export.Dim", "torch.export.dynamic_shapes
 # ../shared/fixtures/cuda/runs/): the one place messages, rule pages and hovers quote it from.
 CPU_213 = "torch 2.13 (CPU)"
 CUDA_211 = "torch 2.11+cu130 (H200)"
-MEASURED = {
-    "index_none": ("TypeError: __init__(): incompatible constructor arguments", CPU_213),
-    "index_on_cpu": ("RuntimeError: Incorrect device passed to aoti_runner_cpu", CPU_213),
-    "cuda_loaded_on_cpu": ("Mixed-device constants are only supported when the secondary device is CPU", CUDA_211),
-    "cpu_input_to_cuda": ("Expected all tensors to be on the same device, but got mat1 is on cpu", CUDA_211),
-    "cuda_input_to_cpu": ("Expected out tensor to have device cuda:0, but got cpu instead", CUDA_211),
-    "bad_ordinal": ("CUDA error: invalid device ordinal", CUDA_211),
+MEASURED = {  # key: (torch's text, where measured, the part a message quotes)
+    "index_none": ("TypeError: __init__(): incompatible constructor arguments", CPU_213, "TypeError"),
+    "index_on_cpu": ("RuntimeError: Incorrect device passed to aoti_runner_cpu", CPU_213, "Incorrect device"),
+    "cuda_loaded_on_cpu": ("Mixed-device constants are only supported when the secondary device is CPU. ... In AOTI, "
+                           "you must compile and load on the same device type.", CUDA_211, "Mixed-device constants"),
+    "cpu_input_to_cuda": ("Expected all tensors to be on the same device, but got mat1 is on cpu, different from other "
+                          "tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm_out_out)", CUDA_211,
+                          "Expected all tensors to be on the same device"),
+    "cuda_input_to_cpu": ("Exception in aoti_torch: Expected out tensor to have device cuda:0, but got cpu instead",
+                          CUDA_211, "Expected out tensor to have device cuda:0"),
+    "bad_ordinal": ("CUDA error: invalid device ordinal", CUDA_211, "invalid device ordinal"),
 }
 
 
 def measured(key: str) -> str:
-    """`<error text>` (measured on torch X (device)), for a message or a rule page."""
-    text, where = MEASURED[key]
+    """`<torch's text>` (measured on torch X (device)), for a rule page or a hover."""
+    text, where, _ = MEASURED[key]
     return f"`{text}` (measured on {where})"
+
+
+def quote(key: str) -> str:
+    """The part of torch's text a message quotes (short: the whole text is in the hover)."""
+    return f"`{MEASURED[key][2]}`"
+
+
+def measured_in(message: str) -> list[str]:
+    """Hover lines: the whole measured text of each one a message quotes."""
+    return [f"Measured on {where}: `{text}`" for text, where, short in MEASURED.values() if short in message]
 
 
 # -- values ------------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from aoti_lsp.devices import MEASURED
+
 pytestmark = pytest.mark.torch
 REPO = Path(__file__).resolve().parents[2]
 PROJECTS = REPO / "tests" / "projects"
@@ -34,15 +36,17 @@ def run(folder: Path, script: str, env: dict, check_inputs: bool = False) -> sub
 
 
 def messages(folder: Path, code: str) -> list[str]:
+    """Each finding's message with its related notes, one string per finding, in line order."""
     res = subprocess.run([AOTI, "--check", ".", "--no-cache", "--output-format", "json"], cwd=folder,
                          capture_output=True, text=True, timeout=300)
-    return [f["message"] for f in sorted(json.loads(res.stdout), key=lambda f: f["location"]["row"])
-            if f["code"] == code]
+    return ["\n".join([f["message"], *(r["message"] for r in f.get("related", []))])
+            for f in sorted(json.loads(res.stdout), key=lambda f: f["location"]["row"]) if f["code"] == code]
 
 
 def quoted_check(message: str) -> str:
-    """The text the message says AOTI_RUNTIME_CHECK_INPUTS=1 raises."""
-    return re.search(r"`AOTI_RUNTIME_CHECK_INPUTS=1`: `([^`]+)`", message).group(1)
+    """The text the finding's note says AOTI_RUNTIME_CHECK_INPUTS=1 raises."""
+    return re.search(r"`AOTI_RUNTIME_CHECK_INPUTS=1` torch raises \(measured on torch 2.13 \(CPU\)\): `([^`]+)`",
+                     message).group(1)
 
 
 def twins(name: str, tmp_path: Path) -> tuple[Path, Path]:
@@ -57,7 +61,9 @@ def twins(name: str, tmp_path: Path) -> tuple[Path, Path]:
 def test_device_index_of_a_cpu_device_is_none(tmp_path, env):
     unsafe, safe = twins("device_index_helper", tmp_path)
     (message,) = messages(unsafe, "AOTI101")
-    said = re.search(r"fails with `([^`]+)`", message).group(1)
+    assert "the loader raises `TypeError`" in message
+    # the whole text the hover quotes as measured (`Measured on torch 2.13 (CPU): ...`)
+    said = MEASURED["index_none"][0]
     assert said == "TypeError: __init__(): incompatible constructor arguments"
     built = run(unsafe, "build.py", env)  # on this CPU-only host: a cpu package
     assert built.returncode == 0, built.stderr[-3000:]
@@ -72,7 +78,7 @@ def test_device_index_of_a_cpu_device_is_none(tmp_path, env):
 def test_dim_bounds_across_files(tmp_path, env):
     unsafe, safe = twins("dim_bounds", tmp_path)
     below, above = messages(unsafe, "AOTI103")
-    assert "a Linear package ran without error" in below and "(measured on torch 2.13 (CPU))" in below
+    assert "silently accepted (unchecked)" in below and "(measured on torch 2.13 (CPU))" in below
     built = run(unsafe, "export_model.py", env)
     assert built.returncode == 0, built.stderr[-3000:]
     shutil.copy(unsafe / "classifier.pt2", safe / "classifier.pt2")
@@ -94,7 +100,7 @@ def test_dim_bounds_across_files(tmp_path, env):
 def test_dim_auto_size_one_in_the_same_file(tmp_path, env):
     unsafe, safe = twins("dim_auto", tmp_path)
     (message,) = messages(unsafe, "AOTI103")
-    assert "outside the range traced for `Dim.AUTO`" in message
+    assert "dynamic (`Dim.AUTO`) and traced as >= 2" in message
     unchecked = run(unsafe, "serve.py", env)  # exports, then serves one row
     assert unchecked.returncode == 0 and unchecked.stdout.strip() == "(1, 4)", unchecked.stderr[-3000:]
     script = "import serve\nprint(tuple(serve.serve_one().shape))\n"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from aoti_lsp.devices import measured
+from aoti_lsp.devices import measured, measured_in
 from aoti_lsp.envvars import VARIABLES, hover_text, string_value
 from aoti_lsp.rules import rule_by_code
 
@@ -78,6 +78,16 @@ def site_at(ctx, at: int) -> Site | None:
             if call.start_byte <= at <= call.end_byte:
                 found.append(Site("call", call.start_byte, call.end_byte, dev.spelled if dev else None, why, inputs, dyn))
     return min(found, key=lambda s: s.end - s.start) if found else None
+
+
+def measured_lines(finding) -> list[str]:
+    """What torch was measured to say for a device or shape finding (its message quotes a part)."""
+    if finding.code in ("AOTI101", "AOTI102"):
+        return measured_in(finding.message)
+    if finding.code == "AOTI103":
+        from aoti_lsp.rules.aoti103 import MEASURED_LINES
+        return list(MEASURED_LINES)
+    return []
 
 
 def checklist(site: Site) -> list[str]:
@@ -184,6 +194,7 @@ def hover(ls, doc, position: types.Position) -> types.Hover | None:
     if finding is not None:
         f, rule = finding, rule_by_code(finding.code)
         lines += ["" if lines else None, f"**aoti-lsp {f.code}**" + (f" ({rule.name})" if rule else "")]
+        lines += [""] + measured_lines(f) if measured_lines(f) else []
         replaced = replacement(source, f.fix) if f.fix is not None else None
         if replaced:
             lines += ["", f"{f.fix.title} ({f.fix.applicability.value}):", "```python", replaced, "```"]

@@ -1,7 +1,7 @@
 import os
 import re
 
-from aoti_lsp.devices import (MEASURED, measured, ConsistencyRule, IndexChoice, analysis, artifact_related, delete_argument,
+from aoti_lsp.devices import (quote, ConsistencyRule, IndexChoice, analysis, artifact_related, delete_argument,
                               related, snippet)
 from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
@@ -106,7 +106,7 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 if loaded is None or loaded.type == compiled.type:
                     continue
                 if compiled.type == "cuda" and loaded.type == "cpu":
-                    effect = f"it fails at load with {measured('cuda_loaded_on_cpu')}"
+                    effect = f"load fails: {quote('cuda_loaded_on_cpu')}"
                 else:
                     effect = "it fails to load"  # cpu -> cuda: not measured yet
                 said = art.compiled_for()
@@ -143,21 +143,17 @@ def device_index_finding(rule, ctx, a, load, art) -> Finding | None:
         ev = c.evidence[0]
         line = f", line {ctx.source.lines.line_of(ev.start) + 1}" if ev.path is None else ""
         what = ev.what if ev.what.count("`") <= 2 else ev.what[:ev.what.index("`", 1) + 1]  # the code, not the why
-        return f" (from {what}{line})"
+        return f" ({what}{line})"
 
     if literal:
-        key = "index_none" if nones else "index_on_cpu"
         head = f"`device_index={text}`" + (f" on {art.compiled_for()}" if cpu else "")
-        message = f"{head}: it fails to load with `{MEASURED[key][0]}`"
+        message = f"{head}: " + (f"the loader raises {quote('index_none')}" if nones else quote("index_on_cpu"))
     elif not ints:
-        message = (f"`device_index={text}` can be `None`{source(nones[0])}: the loader fails with "
-                   f"`{MEASURED['index_none'][0]}`")
+        message = f"`device_index={text}` can be `None`{source(nones[0])}: the loader raises {quote('index_none')}"
     else:
-        parts = [f"`None`{source(nones[0])} fails with `{MEASURED['index_none'][0]}`"] if nones else []
-        parts.append(f"an index{source(ints[0])} fails with `{MEASURED['index_on_cpu'][0]}`")
-        message = f"`device_index={text}` on {art.compiled_for()}: " + "; ".join(parts)
-    where = MEASURED["index_none"][1]  # both measured on the same build
-    message += f" (measured on {where})"
+        parts = ([f"{quote('index_none')} for `None`{source(nones[0])}"] if nones else []) + [
+            f"{quote('index_on_cpu')} for an index{source(ints[0])}"]
+        message = f"`device_index={text}` on {art.compiled_for()}: " + ", ".join(parts)
     rel = artifact_related(art) if art is not None and art.device is not None else []
     for c in nones[:1] + ints[:1]:
         if not literal:

@@ -1,4 +1,4 @@
-from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, measured, analysis, artifact_related, bind, related,
+from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, MEASURED, analysis, artifact_related, bind, related,
                               runner_device, target_device, unwrap)
 from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
@@ -107,7 +107,7 @@ type (`aot_load(so, "cuda:1")`, `device_index=1`), else the compiled device type
 def _effect(given: str, compiled: str) -> str:
     """What torch was measured to say, per direction (the op in it is the model's first: a Linear here)."""
     key = {("cpu", "cuda"): "cpu_input_to_cuda", ("cuda", "cpu"): "cuda_input_to_cpu"}.get((given, compiled))
-    return f": it fails; for a Linear: {measured(key)}" if key else ""
+    return f": {MEASURED[key][2]}" if key else ""  # torch's words, unquoted: the message stays one short line
 
 
 def _arguments(call):

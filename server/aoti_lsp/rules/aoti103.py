@@ -2,14 +2,18 @@ from aoti_lsp.devices import CPU_213, CUDA_211, ConsistencyRule, analysis, relat
 from aoti_lsp.findings import Finding, Related
 from aoti_lsp.rules import Rule
 
-NOTE = "not checked at run time"  # the why (AOTI_RUNTIME_CHECK_INPUTS) is on the rule page
-# measured (aoti-facts.md, fixtures/cuda/runs/cuda_pkg_wrong_batch; bounds: tests/torch/test_dim_bounds.py)
-STATIC_EFFECT = (f"no error (measured on {CPU_213}: a result of the compiled shape; on {CUDA_211}: "
-                 "only a warning that the output was resized)")
-DTYPE_EFFECT = f"no error, its data read as the compiled dtype: wrong values (measured on {CPU_213})"
-BOUND_EFFECT = "a Linear package ran without error"
-CHECKED = "with `AOTI_RUNTIME_CHECK_INPUTS=1`:"
-
+# measured (aoti-facts.md, fixtures/cuda/runs/cuda_pkg_wrong_batch; bounds: tests/torch/test_device_values_torch.py):
+# no error on CPU or CUDA; the whole measured behaviour is on the rule page and in the related note
+EFFECT = "silently accepted (unchecked)"
+MEASURED_LINES = (  # for the hover of a finding
+    f"Measured on {CPU_213}: a `(3, 8)` input to a package compiled for `(2, 8)` gives a `(2, 8)` result, no error; "
+    "a float64 input is read as float32 (wrong values); a size outside a `Dim`'s range runs too",
+    f"Measured on {CUDA_211}: a batch of 3 to a Linear package compiled for 2 runs, only a warning that its "
+    "output was resized",
+    "`AOTI_RUNTIME_CHECK_INPUTS=1` at run time turns each into an error (`unmatched dim value at 0, expected: 2, "
+    "but got: 3`, `dim value is too small at 0, expected it to be >= 2, but got: 1`)",
+)
+CHECKED = f"with `AOTI_RUNTIME_CHECK_INPUTS=1` torch raises (measured on {CPU_213}):"
 
 def _outside(example, meta):
     """(bound, what is wrong, the text AOTI_RUNTIME_CHECK_INPUTS=1 raises) for the first dim of
@@ -23,8 +27,7 @@ def _outside(example, meta):
             if b.written_min is not None and b.written_min >= 2:
                 text = f"has size {size} on dim {b.dim}, below `min={b.written_min}` of `{b.spelled}`"
             else:
-                text = (f"has size {size} on dim {b.dim}, outside the range traced for `{b.spelled}` "
-                        f"(>= 2: export specialises sizes 0 and 1)")
+                text = f"has size {size} on dim {b.dim}, dynamic (`{b.spelled}`) and traced as >= 2"
             return b, text, f"dim value is too small at {b.dim}, expected it to be >= {b.low}, but got: {size}"
         if b.high is not None and size > b.high:
             return (b, f"has size {size} on dim {b.dim}, above `max={b.high}` of `{b.spelled}`",
@@ -144,20 +147,18 @@ shape and dtype, or declare the dim dynamic at compile time
                     outside = _outside(example, meta) if not problems else None
                     if outside is not None:
                         bound, text, check = outside
-                        message = f"Input {i} {text}: {NOTE} ({BOUND_EFFECT}); {CHECKED} `{check}` (measured on {CPU_213})"
+                        message = f"Input {i} {text}: {EFFECT}"
                     elif not problems:
                         continue
                     else:
-                        static = any("static" in p for p in problems)
-                        effect = STATIC_EFFECT if static else DTYPE_EFFECT if problems[-1].startswith("is ") else None
-                        message = f"Input {i} " + "; it ".join(problems) + f": {NOTE}" + (f", {effect}" if effect else "")
+                        message = f"Input {i} " + "; it ".join(problems) + f": {EFFECT}"
                     rel = [Related(ex.evidence.start, ex.evidence.end, f"compile-time example input {i}: {ex.evidence.what}",
                                    path=ex.evidence.path)]
                     if art.site is not None and art.origin != "disk":
                         rel.insert(0, Related(art.site.start, art.site.end, art.site.what, path=art.site.path))
                     if outside is not None:
                         rel.append(Related(bound.evidence.start, bound.evidence.end,
-                                           f"dim {bound.dim} traced as {bound.shown}: {bound.evidence.what}",
+                                           f"dim {bound.dim} traced as {bound.shown}: {bound.evidence.what}; {CHECKED} `{check}`",
                                            path=bound.evidence.path))
                     if (meta.evidence.start, meta.evidence.end) != (arg.start_byte, arg.end_byte):
                         rel += related([meta.evidence], f"input {i} comes from here")
