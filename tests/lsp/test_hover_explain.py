@@ -46,6 +46,9 @@ async def test_hover_on_compile_and_call_shows_the_filled_checklist(client, tmp_
     assert "AOTI102" in text and "docs/rules/AOTI102.md" in text
     assert "AOTI call checklist" in text and "every input on `cuda`" in text
     assert "compiled for `cuda` (line 6)" in text
+    # the message quotes torch's key words; the hover gives the whole measured text (issue 22)
+    assert ("Measured on torch 2.11+cu130 (H200): `Expected all tensors to be on the same device, but got mat1 is "
+            "on cpu") in text
     assert 'out = runner(torch.randn(4, 8, device="cuda"))' in text  # the line as the fix leaves it
 
 
