@@ -194,7 +194,9 @@ def hover(ls, doc, position: types.Position) -> types.Hover | None:
     if finding is not None:
         f, rule = finding, rule_by_code(finding.code)
         lines += ["" if lines else None, f"**aoti-lsp {f.code}**" + (f" ({rule.name})" if rule else "")]
-        lines += [""] + measured_lines(f) if measured_lines(f) else []
+        said = measured_lines(f)
+        if said:
+            lines += ["", *said]
         replaced = replacement(source, f.fix) if f.fix is not None else None
         if replaced:
             lines += ["", f"{f.fix.title} ({f.fix.applicability.value}):", "```python", replaced, "```"]
