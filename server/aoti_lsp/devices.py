@@ -3,9 +3,16 @@
 What a tensor, module or device expression is *known* to be, from tree-sitter alone:
 `.cuda()`, `.cpu()`, `.to("cuda:0")`, `.to(dev)`, `.to(device=...)`, `device=` of the torch
 factories, `torch.device("cuda", 1)`, module constants, simple (re)assignments in order,
-`with torch.device(...)`, `torch.set_default_device(...)`. Everything else is *unknown*
-(`None`) and the rules stay silent on unknowns: conditional expressions, function parameters,
+`with torch.device(...)`, `torch.set_default_device(...)`, a parameter's default, a helper of
+the same file whose returns agree, `device.type`. Everything else is *unknown* (`None`) and the
+rules stay silent on unknowns: conditional expressions, parameters without a default,
 attributes of config objects, names bound on only some paths.
+
+Where *any* path matters (a `device_index=` that is `None` on one of them), `device_choices` /
+`index_choices` list every path instead: each branch of `a if c else b`, each `return` of a
+helper (also unpacked: `rank, device = setup()`), minus the paths a test of the device rules out
+(`device.index if device.type == "cuda" else -1`, `if device.index is not None:`, an earlier
+`if device.type == "cpu": return ...`).
 
 The artifact links a compile site to a load site: the compile call's return value, or a path
 expression (string literal, constant, f-string / `os.path.join` / `pathlib` of constants,
