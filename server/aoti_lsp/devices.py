@@ -357,7 +357,9 @@ class Analysis:
         targets = [c for c in left.named_children if c.type != "comment"]
         if any(c.type != "identifier" for c in targets):
             return None
-        i = next(i for i, c in enumerate(targets) if c.text.decode() == name)
+        i = next((i for i, c in enumerate(targets) if c.text.decode() == name), None)
+        if i is None:
+            return None
         out = []
         for r in self._returned(right) or [None]:
             r = unwrap(r)
@@ -956,7 +958,7 @@ class Analysis:
                          for p in item.named_children if p.type == "pair"]
             elif item is not None and item.type in ("tuple", "list"):
                 pairs = list(enumerate(c for c in item.named_children if c.type != "comment"))
-            found = [self._bound(dim, value, at) for dim, value in pairs if dim is not None]
+            found = [self._bound(dim, value, at) for dim, value in pairs if dim is not None and dim >= 0]
             out.append(tuple(b for b in found if b is not None))
         return out
 
