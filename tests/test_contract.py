@@ -251,7 +251,7 @@ def test_aoti102_message_agrees_with_its_fix():
     created, moved = [f for f in analyze(Source.from_text(text, "app.py"), Config()).findings if f.code == "AOTI102"]
     assert created.fix.title == 'Create it with device="cuda"' and moved.fix.title == 'Move it to "cuda"'
     for f in (created, moved):  # the remedy is the fix's title alone: the message never names another one
-        assert f.message == "CPU input to a model compiled for `cuda` (line 3)"
+        assert f.message == "CPU input to a model compiled for `cuda` (line 3): Expected all tensors to be on the same device"
 
 
 def test_no_self_in_a_placeholder_outside_a_method():

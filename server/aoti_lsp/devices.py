@@ -3,9 +3,16 @@
 What a tensor, module or device expression is *known* to be, from tree-sitter alone:
 `.cuda()`, `.cpu()`, `.to("cuda:0")`, `.to(dev)`, `.to(device=...)`, `device=` of the torch
 factories, `torch.device("cuda", 1)`, module constants, simple (re)assignments in order,
-`with torch.device(...)`, `torch.set_default_device(...)`. Everything else is *unknown*
-(`None`) and the rules stay silent on unknowns: conditional expressions, function parameters,
+`with torch.device(...)`, `torch.set_default_device(...)`, a parameter's default, a helper of
+the same file whose returns agree, `device.type`. Everything else is *unknown* (`None`) and the
+rules stay silent on unknowns: conditional expressions, parameters without a default,
 attributes of config objects, names bound on only some paths.
+
+Where *any* path matters (a `device_index=` that is `None` on one of them), `device_choices` /
+`index_choices` list every path instead: each branch of `a if c else b`, each `return` of a
+helper (also unpacked: `rank, device = setup()`), minus the paths a test of the device rules out
+(`device.index if device.type == "cuda" else -1`, `if device.index is not None:`, an earlier
+`if device.type == "cpu": return ...`).
 
 The artifact links a compile site to a load site: the compile call's return value, or a path
 expression (string literal, constant, f-string / `os.path.join` / `pathlib` of constants,
@@ -28,6 +35,7 @@ from tree_sitter import Node
 from aoti_lsp import pt2, tables
 from aoti_lsp.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
                             is_fstring, string_value, unwrap)
+from aoti_lsp.names import DEF
 from aoti_lsp.source import descendants
 
 CODES = ("AOTI101", "AOTI102", "AOTI103")
@@ -45,6 +53,41 @@ _FUNCTIONS = ("function_definition", "lambda")
 # `torch.tensor(<this>)` is built from Python data, on the default device (of a tensor: its device)
 PYTHON_DATA = {"list", "tuple", "list_comprehension", "integer", "float", "true", "false", "unary_operator"}
 MAX_DEPTH = 24
+# the dynamic-dim markers of torch.export, by qualified name -> how a message spells them
+_DIMS = {f"{m}{k}": k for m in ("torch.export.Dim", "torch.export.dynamic_shapes.Dim") for k in ("", ".AUTO", ".DYNAMIC")}
+
+# What torch said in each case, measured (../shared/aoti-facts.md; the CUDA runs' raw output is in
+# ../shared/fixtures/cuda/runs/): the one place messages, rule pages and hovers quote it from.
+CPU_213 = "torch 2.13 (CPU)"
+CUDA_211 = "torch 2.11+cu130 (H200)"
+MEASURED = {  # key: (torch's text, where measured, the part a message quotes)
+    "index_none": ("TypeError: __init__(): incompatible constructor arguments", CPU_213, "TypeError"),
+    "index_on_cpu": ("RuntimeError: Incorrect device passed to aoti_runner_cpu", CPU_213, "Incorrect device"),
+    "cuda_loaded_on_cpu": ("Mixed-device constants are only supported when the secondary device is CPU. ... In AOTI, "
+                           "you must compile and load on the same device type.", CUDA_211, "Mixed-device constants"),
+    "cpu_input_to_cuda": ("Expected all tensors to be on the same device, but got mat1 is on cpu, different from other "
+                          "tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm_out_out)", CUDA_211,
+                          "Expected all tensors to be on the same device"),
+    "cuda_input_to_cpu": ("Exception in aoti_torch: Expected out tensor to have device cuda:0, but got cpu instead",
+                          CUDA_211, "Expected out tensor to have device cuda:0"),
+    "bad_ordinal": ("CUDA error: invalid device ordinal", CUDA_211, "invalid device ordinal"),
+}
+
+
+def measured(key: str) -> str:
+    """`<torch's text>` (measured on torch X (device)), for a rule page or a hover."""
+    text, where, _ = MEASURED[key]
+    return f"`{text}` (measured on {where})"
+
+
+def quote(key: str) -> str:
+    """The part of torch's text a message quotes (short: the whole text is in the hover)."""
+    return f"`{MEASURED[key][2]}`"
+
+
+def measured_in(message: str) -> list[str]:
+    """Hover lines: the whole measured text of each one a message quotes."""
+    return [f"Measured on {where}: `{text}`" for text, where, short in MEASURED.values() if short in message]
 
 
 # -- values ------------------------------------------------------------------------------------
@@ -85,12 +128,33 @@ class Meta:
 
 
 @dataclass(frozen=True)
+class Bound:
+    """A dynamic dim's range as traced. Export traces a dynamic dim as >= 2 whatever `min` says
+    (sizes 0 and 1 are specialised), so `low` is at least 2; `high` None: no maximum."""
+
+    dim: int
+    low: int
+    high: int | None
+    spelled: str  # `Dim("batch", min=2, max=32)`, `Dim.AUTO`
+    evidence: Evidence
+    written_min: int | None = None  # the `min=` given, when there is one
+
+    def as_tuple(self) -> tuple:
+        return (self.dim, self.low, self.high, self.spelled, self.evidence.as_tuple(), self.written_min)
+
+    @property
+    def shown(self) -> str:
+        return f"{self.low}..{self.high if self.high is not None else 'inf'}"
+
+
+@dataclass(frozen=True)
 class Input:
     """One compile-time example input: its metadata and its dynamic dims
-    (None: not known which dims are dynamic, so shapes are never compared)."""
+    (None: not known which dims are dynamic, so shapes are never compared), with their bounds."""
 
     meta: Meta | None
     dynamic: frozenset[int] | None
+    bounds: tuple[Bound, ...] = ()
 
 
 @dataclass
@@ -109,6 +173,26 @@ class Artifact:
         """`a model compiled for `cuda` (line 3)`: short; the evidence is related information."""
         where = f" ({self.where})" if self.where else ""
         return f"{self.subject} compiled for `{self.device.type}`{where}"
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    """A device an expression holds on one of its paths (a helper's `return`, a branch of `a if c
+    else b`). `has_index`: its `.index` is an int (`device.index` then, or an int not known
+    here); else `.index` is None (`torch.device("cpu")`, `torch.device("cuda")`)."""
+
+    device: Device
+    has_index: bool
+
+
+@dataclass(frozen=True)
+class IndexChoice:
+    """A value a `device_index=` argument takes on one of its paths: `value` None with `known`
+    is `None`; `known` False is an int not known here (always >= 0: a device's index)."""
+
+    value: int | None
+    known: bool
+    evidence: tuple[Evidence, ...] = ()
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -191,8 +275,8 @@ class Analysis:
             return None
         t = node.type
         if t == "identifier":
-            found = self.facts.binding_value(node, at)
-            return self.device_value(found[0], found[1].at, depth + 1) if found else None
+            found = self._values_of(node, at)
+            return self._agreed([self.device_value(v, v_at, depth + 1) for v, v_at in found]) if found else None
         if t in ("string", "concatenated_string"):
             value = string_value(node)
             if value is not None:
@@ -225,10 +309,210 @@ class Analysis:
                     index = self.int_value(bound["index"], at)
                     return Device(base.type, index, (self._ev(node),))
                 return Device(base.type, base.index, (self._ev(node),))
+            returns = self._returned(node) if q is None else None
+            if returns:  # a helper of this file that returns a device: known when every return agrees
+                return self._agreed([self.device_value(r, r.start_byte, depth + 1) for r in returns])
             return None
         if t == "attribute" and node.child_by_field_name("attribute").text == b"device":
             return self.tensor_device(node.child_by_field_name("object"), at, depth + 1)
+        if t == "attribute" and node.child_by_field_name("attribute").text == b"type":  # `device.type`
+            dev = self.device_value(node.child_by_field_name("object"), at, depth + 1)
+            return Device(dev.type, None, dev.evidence) if dev else None
         return None
+
+    @staticmethod
+    def _agreed(devices: list[Device | None]) -> Device | None:
+        """One device for several paths: known when every path names the same one."""
+        if not devices or any(d is None for d in devices) or len({d.spelled for d in devices}) != 1:
+            return None
+        return devices[0]
+
+    # -- values on several paths: device objects, `.index`, helpers ------------------------------
+    def _values_of(self, ident: Node, at: int) -> list[tuple[Node, int]] | None:
+        """What a name holds at `at`, one entry per path: its one straight-line assignment, a
+        parameter's default (callers that pass another value are not followed), or the element
+        it receives from a helper's returned tuple (`rank, device = setup()`)."""
+        found = self.facts.binding_value(ident, at)
+        if found is not None:
+            return [(found[0], found[1].at)]
+        default = self.facts.parameter_default(ident)
+        if default is not None:
+            return [(default, default.start_byte)]
+        return self._unpacked_from_call(ident, at)
+
+    def _unpacked_from_call(self, ident: Node, at: int) -> list[tuple[Node, int]] | None:
+        name = ident.text.decode()
+        scope = self.names.scope_of(ident)
+        binding = self.names.lookup(name, min(at, ident.start_byte), scope)
+        if binding is None or binding.value is not None or len(scope.bindings.get(name, ())) != 1:
+            return None
+        node = self.src.tree.root_node.descendant_for_byte_range(binding.at, binding.at)
+        while node is not None and not (node.type == "assignment" and node.start_byte == binding.at):
+            node = node.parent if node.parent is not None and node.parent.start_byte == binding.at else None
+        if node is None or self.facts._conditional(node, ident):
+            return None
+        left, right = node.child_by_field_name("left"), unwrap(node.child_by_field_name("right"))
+        if left is None or right is None or right.type != "call" or left.type not in ("pattern_list", "tuple_pattern"):
+            return None
+        targets = [c for c in left.named_children if c.type != "comment"]
+        if any(c.type != "identifier" for c in targets):
+            return None
+        i = next((i for i, c in enumerate(targets) if c.text.decode() == name), None)
+        if i is None:
+            return None
+        out = []
+        for r in self._returned(right) or [None]:
+            r = unwrap(r)
+            items = [c for c in r.named_children if c.type != "comment"] if r is not None and r.type in (
+                "expression_list", "tuple") else []
+            if len(items) != len(targets):
+                return None
+            out.append((items[i], items[i].start_byte))
+        return out
+
+    def _returned(self, call: Node) -> list[Node] | None:
+        """The expressions a helper of this file returns (`def setup(): ... return torch.device(...)`),
+        one per `return`; None when the callee is not a function of this file or returns nothing."""
+        func = call.child_by_field_name("function")
+        if func is None or func.type != "identifier":
+            return None
+        key = ("returns", call.id)
+        if key in self._per_site:
+            return self._per_site[key]
+        self._per_site[key] = None  # recursion reads as unknown
+        b = self.names.lookup(func.text.decode(), call.start_byte, self.names.scope_of(call))
+        out = None
+        if b is not None and b.kind == DEF and b.stmt is not None and b.stmt.child_by_field_name("body") is not None:
+            body = b.stmt.child_by_field_name("body")
+            found = [r for r in descendants(body, "return_statement", skip=_FUNCTIONS + ("class_definition",))
+                     if r.named_children]
+            out = [r.named_children[0] for r in sorted(found, key=lambda r: r.start_byte)] or None
+        self._per_site[key] = out
+        return out
+
+    def device_choices(self, node: Node | None, at: int, depth: int = 0) -> list[DeviceChoice | None]:
+        """Every device `node` can hold, one per path (None: a path not known here)."""
+        node = unwrap(node)
+        if node is None or depth > MAX_DEPTH:
+            return [None]
+        t = node.type
+        if t == "conditional_expression":
+            parts = [c for c in node.named_children if c.type != "comment"]
+            if len(parts) != 3:
+                return [None]
+            return self.device_choices(parts[0], at, depth + 1) + self.device_choices(parts[2], at, depth + 1)
+        if t == "identifier":
+            found = self._values_of(node, at)
+            return [c for v, v_at in found for c in self.device_choices(v, v_at, depth + 1)] if found else [None]
+        if t == "call" and self.qualname(node) is None:
+            returns = self._returned(node)
+            if returns:
+                return [c for r in returns for c in self.device_choices(r, r.start_byte, depth + 1)]
+            return [None]
+        if t == "attribute" and node.child_by_field_name("attribute").text == b"device":
+            dev = self.tensor_device(node.child_by_field_name("object"), at, depth + 1)
+            return [DeviceChoice(dev, dev.type != "cpu")] if dev else [None]  # a tensor's cuda device has an index
+        dev = self.device_value(node, at, depth + 1)
+        if dev is None:
+            return [None]
+        if dev.index is not None:
+            return [DeviceChoice(dev, True)]
+        if t == "call":  # torch.device(type) or torch.device(type, index)
+            bound, _ = bind(node, ("type", "index"))
+            spelled = self.facts.deref(bound.get("type"), at)
+            return [DeviceChoice(dev, "index" in bound or spelled is not None and b":" in spelled.text)]
+        return [DeviceChoice(dev, b":" in node.text)]  # f"cuda:{rank}": an index, not known here
+
+    def _guards(self, node: Node) -> list[tuple[bytes, object]]:
+        """Tests of a device that hold where `node` stands: the branch of `a if <test> else b` or
+        of an `if <test>:` it is in, for tests `d.type == "cuda"` (`!=`), `d.index is not None` (`is`)."""
+        out = []
+        child, n = node, node.parent
+        while n is not None and n.type not in _FUNCTIONS + ("module", "class_definition"):
+            test, holds = None, True
+            if n.type == "conditional_expression":
+                parts = [c for c in n.named_children if c.type != "comment"]
+                if len(parts) == 3 and (_same(child, parts[0]) or _same(child, parts[2])):
+                    test, holds = parts[1], _same(child, parts[0])
+            elif n.type == "if_statement":
+                test = n.child_by_field_name("condition")
+                if _same(child, n.child_by_field_name("consequence")):
+                    holds = True
+                elif child.type == "else_clause" and not any(c.type == "elif_clause" for c in n.named_children):
+                    holds = False
+                else:
+                    test = None
+            if n.type in ("block", "module"):  # `if <test>: return ...` before it: the test fails here
+                prev = child.prev_named_sibling
+                while prev is not None:
+                    if prev.type == "if_statement" and _exits(prev):
+                        found = self._device_test(prev.child_by_field_name("condition"))
+                        if found is not None:
+                            out.append((found[0], lambda c, check=found[1]: not check(c)))
+                    prev = prev.prev_named_sibling
+            found = self._device_test(test) if test is not None else None
+            if found is not None:
+                text, check = found
+                out.append((text, check if holds else (lambda c, check=check: not check(c))))
+            child, n = n, n.parent
+        return out
+
+    @staticmethod
+    def _device_test(test: Node) -> tuple[bytes, object] | None:
+        test = unwrap(test)
+        if test is None or test.type != "comparison_operator" or test.named_child_count != 2:
+            return None
+        left, right = test.named_children
+        op = " ".join(c.type for c in test.children if not c.is_named)
+        if left.type != "attribute":
+            return None
+        obj, attr = left.child_by_field_name("object"), left.child_by_field_name("attribute").text
+        if attr == b"type" and op in ("==", "!=") and string_value(right) is not None:
+            want, equal = string_value(right), op == "=="
+            return obj.text, lambda c: (c.device.type == want) == equal
+        if attr == b"index" and op in ("is", "is not") and right.type == "none":
+            return obj.text, lambda c: c.has_index == (op == "is not")
+        return None
+
+    def index_choices(self, node: Node | None, at: int, depth: int = 0) -> list[IndexChoice | None]:
+        """Every value a `device_index=` expression can take, one per path (None: not known)."""
+        node = unwrap(node)
+        if node is None or depth > MAX_DEPTH:
+            return [None]
+        t = node.type
+        if t == "none":
+            return [IndexChoice(None, True, (self._ev(node),))]
+        if t in ("integer", "unary_operator"):
+            v = self.int_value(node, at)
+            return [IndexChoice(v, True, (self._ev(node),)) if v is not None else None]
+        if t == "conditional_expression":
+            parts = [c for c in node.named_children if c.type != "comment"]
+            if len(parts) != 3:
+                return [None]
+            return self.index_choices(parts[0], at, depth + 1) + self.index_choices(parts[2], at, depth + 1)
+        if t == "identifier":
+            found = self._values_of(node, at)
+            return [c for v, v_at in found for c in self.index_choices(v, v_at, depth + 1)] if found else [None]
+        if t == "call":
+            if self.qualname(node) == "torch.cuda.current_device":
+                return [IndexChoice(None, False, (self._ev(node),))]
+            returns = self._returned(node) if self.qualname(node) is None else None
+            return [c for r in returns for c in self.index_choices(r, r.start_byte, depth + 1)] if returns else [None]
+        if t == "attribute" and node.child_by_field_name("attribute").text == b"index":
+            out: list[IndexChoice | None] = []
+            obj = node.child_by_field_name("object")
+            tests = [test for text, test in self._guards(node) if text == obj.text]
+            for c in self.device_choices(obj, at, depth + 1):
+                if c is not None and not all(test(c) for test in tests):
+                    continue  # `device.index if device.type == "cuda" else -1`: not on this path
+                if c is None:
+                    out.append(None)
+                elif c.has_index:
+                    out.append(IndexChoice(c.device.index, c.device.index is not None, c.device.evidence))
+                else:
+                    out.append(IndexChoice(None, True, c.device.evidence))
+            return out
+        return [None]
 
     def tensor_device(self, node: Node | None, at: int, depth: int = 0) -> Device | None:
         """The device of a tensor or module expression."""
@@ -640,13 +924,67 @@ class Analysis:
             return None
         dynamic = self.dynamic_dims(site, len(items))
         marked = self._marked_dynamic
+        bounds = self.dim_bounds(site, len(items))
         out = []
-        for item, dyn in zip(items, dynamic):
+        for item, dyn, bound in zip(items, dynamic, bounds):
             name = unwrap(item)
             if name is not None and name.type == "identifier" and name.text.decode() in marked:
-                dyn = None
-            out.append(Input(self.tensor_meta(item, item.start_byte), dyn))
+                dyn, bound = None, ()
+            meta = self.tensor_meta(item, item.start_byte)
+            if meta is not None and meta.shape is not None:  # Dim.AUTO on a size-0/1 example: silently static
+                bound = tuple(b for b in bound if b.dim < len(meta.shape) and (
+                    b.spelled != "Dim.AUTO" or meta.shape[b.dim] >= 2))
+            else:
+                bound = tuple(b for b in bound if b.spelled != "Dim.AUTO")
+            out.append(Input(meta, dyn, bound))
         return tuple(out)
+
+    def dim_bounds(self, site: CompileSite, n: int) -> list[tuple[Bound, ...]]:
+        """Per example input, the bounds of its dims given as `Dim(...)` / `Dim.AUTO` / `Dim.DYNAMIC`
+        in a dict `{0: batch}` or a tuple `(batch, None)` per input."""
+        at = site.call.start_byte
+        spec = self.facts.deref(site.dynamic, at) if site.dynamic_known and site.dynamic is not None else None
+        if spec is None or spec.type not in ("tuple", "list"):
+            return [()] * n
+        items = [c for c in spec.named_children if c.type != "comment"]
+        if len(items) != n:
+            return [()] * n
+        out = []
+        for item in items:
+            item = self.facts.deref(item, at)
+            pairs: list[tuple[int | None, Node]] = []
+            if item is not None and item.type == "dictionary":
+                pairs = [(self.int_value(p.child_by_field_name("key"), at), p.child_by_field_name("value"))
+                         for p in item.named_children if p.type == "pair"]
+            elif item is not None and item.type in ("tuple", "list"):
+                pairs = list(enumerate(c for c in item.named_children if c.type != "comment"))
+            found = [self._bound(dim, value, at) for dim, value in pairs if dim is not None and dim >= 0]
+            out.append(tuple(b for b in found if b is not None))
+        return out
+
+    def _bound(self, dim: int, value: Node, at: int) -> Bound | None:
+        node = self.facts.deref(value, at)
+        if node is None:
+            return None
+        target = node.child_by_field_name("function") if node.type == "call" else node
+        q = self.names.resolve(target) if target is not None and target.type in ("identifier", "attribute") else None
+        short = _DIMS.get(q or "")
+        if short is None:
+            return None
+        low, high, written = 2, None, None
+        if node.type == "call":
+            bound, complete = bind(node, ("name",) if not short else ())
+            if not complete:
+                return None
+            written = self.int_value(bound["min"], at) if "min" in bound else None
+            if "min" in bound and written is None or "max" in bound and self.int_value(bound["max"], at) is None:
+                return None  # a bound computed at run time: not known here
+            low = max(2, written) if written is not None else 2
+            high = self.int_value(bound["max"], at) if "max" in bound else None
+        elif short == "":
+            return None  # the class itself
+        spelled = snippet(self.src.node_text(node), 60) if node.type == "call" else f"Dim{short}"
+        return Bound(dim, low, high, spelled, self._ev(node), written)
 
     def dynamic_dims(self, site: CompileSite, n: int) -> list[frozenset[int] | None]:
         if not site.dynamic_known:
@@ -876,7 +1214,8 @@ class Analysis:
                 "line": self.src.lines.line_of(site.call.start_byte) + 1,
                 "inputs": None if inputs is None else tuple(
                     (None if i.meta is None else (i.meta.shape, i.meta.dtype, i.meta.evidence.as_tuple()),
-                     None if i.dynamic is None else tuple(sorted(i.dynamic))) for i in inputs),
+                     None if i.dynamic is None else tuple(sorted(i.dynamic)),
+                     tuple(b.as_tuple() for b in i.bounds)) for i in inputs),
             })
         return {"compiles": entries} if entries else None
 
@@ -890,8 +1229,9 @@ def artifact_from_summary(path: str, entry: dict) -> Artifact:
     if entry.get("inputs") is not None:
         inputs = tuple(
             Input(None if meta is None else Meta(meta[0], meta[1], Evidence(*meta[2], path)),
-                  None if dyn is None else frozenset(dyn))
-            for meta, dyn in entry["inputs"])
+                  None if dyn is None else frozenset(dyn),
+                  tuple(Bound(d, lo, hi, sp, Evidence(*ev, path), wm) for d, lo, hi, sp, ev, wm in bounds))
+            for meta, dyn, *rest in entry["inputs"] for bounds in (rest[0] if rest else (),))
     name = os.path.basename(path)
     return Artifact(device, f"{name}:{entry.get('line', '?')}", Evidence(s, e, w, path), inputs, "project")
 
@@ -910,6 +1250,20 @@ def _compile_index(project) -> dict[str, list[tuple[str, dict]]]:
                         out.setdefault(key, []).append((path, entry))
         return out
     return project.memo("devices.compiles", build)
+
+
+def _exits(stmt: Node) -> bool:
+    """An `if` without `elif`/`else` whose body always leaves the block (return, raise, ...)."""
+    body = stmt.child_by_field_name("consequence")
+    if body is None or any(c.type in ("elif_clause", "else_clause") for c in stmt.named_children):
+        return False
+    last = [c for c in body.named_children if c.type != "comment"]
+    return bool(last) and last[-1].type in ("return_statement", "raise_statement", "continue_statement",
+                                              "break_statement")
+
+
+def _same(a: Node | None, b: Node | None) -> bool:
+    return a is not None and b is not None and (a.start_byte, a.end_byte, a.type) == (b.start_byte, b.end_byte, b.type)
 
 
 def _agree(arts: list[Artifact]) -> Artifact | None:

@@ -46,6 +46,9 @@ async def test_hover_on_compile_and_call_shows_the_filled_checklist(client, tmp_
     assert "AOTI102" in text and "docs/rules/AOTI102.md" in text
     assert "AOTI call checklist" in text and "every input on `cuda`" in text
     assert "compiled for `cuda` (line 6)" in text
+    # the message quotes torch's key words; the hover gives the whole measured text (issue 22)
+    assert ("Measured on torch 2.11+cu130 (H200): `Expected all tensors to be on the same device, but got mat1 is "
+            "on cpu") in text
     assert 'out = runner(torch.randn(4, 8, device="cuda"))' in text  # the line as the fix leaves it
 
 
@@ -104,3 +107,24 @@ async def test_hover_on_a_flagged_variable_adds_when_it_is_read_and_the_link(cli
     h = await hover_at(client, uri, pos(text, "TORCH_LOGS", 2))
     assert "Read at `import torch`" in h.contents.value or "Read at import torch" in h.contents.value
     assert "docs/rules/AOTI301.md" in h.contents.value and d.message not in h.contents.value
+
+
+OLD_LOAD = '''import torch
+from torch.export import Dim
+
+x = torch.randn(4, 8, device="cuda")
+so = torch._export.aot_compile(Model(), (x,), dynamic_shapes=({0: Dim("batch", min=2, max=32)},))
+runner = torch._export.aot_load(so, "cuda")
+out = runner(torch.randn(4, 8, device="cuda"))
+'''
+
+
+async def test_hover_on_a_deprecated_load_and_its_call(client, tmp_path):
+    uri = await open_doc(client, tmp_path / "serve.py", OLD_LOAD)
+    text = (await hover_at(client, uri, pos(OLD_LOAD, "aot_load(so", 2))).contents.value
+    assert "AOTI load checklist" in text
+    # the deprecated loader is never the advice (issue 23): the package decides the device type
+    assert "aot_load(path" not in text and "`aoti_load_package(pt2)`" in text and "AOTI002" in text
+    assert "`CUDA error: invalid device ordinal` (measured on torch 2.11+cu130 (H200))" in text
+    text = (await hover_at(client, uri, pos(OLD_LOAD, "runner(torch", 2))).contents.value
+    assert 'dynamic dims: 0 (`Dim("batch", min=2, max=32)`: traced as 2..32)' in text

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from aoti_lsp.devices import measured, measured_in
 from aoti_lsp.envvars import VARIABLES, hover_text, string_value
 from aoti_lsp.rules import rule_by_code
 
@@ -50,7 +51,10 @@ def site_at(ctx, at: int) -> Site | None:
             meta = inp.meta
             shape = "?" if meta is None or meta.shape is None else ", ".join(map(str, meta.shape))
             dtype = (meta.dtype if meta is not None else None) or "?"
-            dims = "not known" if inp.dynamic is None else (", ".join(map(str, sorted(inp.dynamic))) or "none")
+            bounds = {b.dim: b for b in inp.bounds}
+            dims = "not known" if inp.dynamic is None else (", ".join(
+                f"{d} (`{bounds[d].spelled}`: traced as {bounds[d].shown})" if d in bounds else str(d)
+                for d in sorted(inp.dynamic)) or "none")
             dyn = None if inp.dynamic is None or dyn is None else (dyn or bool(inp.dynamic))
             out.append(f"input {i}: {dtype}[{shape}], dynamic dims: {dims}")
         return out, dyn
@@ -76,16 +80,36 @@ def site_at(ctx, at: int) -> Site | None:
     return min(found, key=lambda s: s.end - s.start) if found else None
 
 
+def measured_lines(finding) -> list[str]:
+    """What torch was measured to say for a device or shape finding (its message quotes a part)."""
+    if finding.code in ("AOTI101", "AOTI102"):
+        return measured_in(finding.message)
+    if finding.code == "AOTI103":
+        from aoti_lsp.rules.aoti103 import MEASURED_LINES
+        return list(MEASURED_LINES)
+    return []
+
+
 def checklist(site: Site) -> list[str]:
     out = [f"**AOTI {site.kind} checklist**", ""]
     if site.device:
         out.append(f"- device: {site.device_why}")
+        kind = site.device.split(":")[0]
         if site.kind == "load":
-            out.append("  - load on that device type: " + (
-                f'`aot_load(path, "{site.device}")`' if site.old_api else
-                "`aoti_load_package` takes the type from the package; only `device_index` can change (never on cpu)"))
+            # the deprecated loader is never recommended (AOTI002): the package decides the device type
+            out.append("  - load with `aoti_load_package(pt2)`: it takes the device type from the package"
+                       + (" (`aot_load` is deprecated: AOTI002)" if site.old_api else "")
+                       + "; only `device_index` can change")
+            if kind == "cpu":
+                out.append(f"  - no `device_index` on a cpu package: any index fails with {measured('index_on_cpu')}")
+            else:
+                out.append(f"  - `device_index` past the host's GPUs: {measured('bad_ordinal')}")
+                out.append(f"  - loaded on cpu instead: {measured('cuda_loaded_on_cpu')}")
+            out.append(f"  - `device_index=None` (a cpu device's `.index`): {measured('index_none')}")
         if site.kind in ("load", "call"):
-            out.append(f"  - every input on `{site.device}` at the call")
+            other = {"cuda": "cpu_input_to_cuda", "cpu": "cuda_input_to_cpu"}.get(kind)
+            effect = f" (other inputs, for a Linear: {measured(other)})" if other else ""
+            out.append(f"  - every input on `{site.device}` at the call{effect}")
     else:
         out.append("- device: not known here (set by a run-time value or outside this file): inputs and loader "
                    "must use the compile device; `aoti-lsp inspect PKG` shows a package's")
@@ -93,6 +117,9 @@ def checklist(site: Site) -> list[str]:
         out.append("- shapes (compile-time example):")
         out += [f"  - {line}" for line in site.inputs]
         out.append("  - static dims, dtypes and contiguity must match at every call (unchecked: silently wrong output)")
+        if any("traced as" in line for line in site.inputs):
+            out.append("  - dynamic dims within their traced range (unchecked: the package runs; "
+                       "`AOTI_RUNTIME_CHECK_INPUTS=1` raises `dim value is too small/large`)")
     else:
         out.append("- shapes: example inputs not known here: static dims, dtypes and contiguity must match the compile")
     if site.any_dynamic is not False:
@@ -167,6 +194,9 @@ def hover(ls, doc, position: types.Position) -> types.Hover | None:
     if finding is not None:
         f, rule = finding, rule_by_code(finding.code)
         lines += ["" if lines else None, f"**aoti-lsp {f.code}**" + (f" ({rule.name})" if rule else "")]
+        said = measured_lines(f)
+        if said:
+            lines += ["", *said]
         replaced = replacement(source, f.fix) if f.fix is not None else None
         if replaced:
             lines += ["", f"{f.fix.title} ({f.fix.applicability.value}):", "```python", replaced, "```"]

@@ -1,7 +1,8 @@
 import os
 import re
 
-from aoti_lsp.devices import ConsistencyRule, analysis, artifact_related, delete_argument, related
+from aoti_lsp.devices import (quote, ConsistencyRule, IndexChoice, analysis, artifact_related, delete_argument,
+                              related, snippet)
 from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
 
@@ -21,11 +22,29 @@ parameters) at compile time. The loader must run it on that device type; only th
 differ (`cuda:0` at compile time, `cuda:1` at load time is fine).
 
 - `torch._export.aot_load(so_path, device)` takes the device from its caller. A CUDA-compiled
-  model loaded with `"cpu"` segfaults or fails while loading its constants.
+  model loaded with `"cpu"` fails at load, no segfault (measured on torch 2.11+cu130 (H200)):
+  `Mixed-device constants are only supported when the secondary device is CPU. Constant '...' was
+  compiled for a non-CPU device. ... In AOTI, you must compile and load on the same device type.`,
+  then `create_func_(...) API call failed`. A CPU-compiled `.so` loaded on `"cuda"` is not
+  measured yet.
 - `torch._inductor.aoti_load_package(path, device_index=-1)` takes the device *type* from the
   package (`AOTI_DEVICE_KEY` in its `wrapper_metadata.json`); only the index can be chosen. A
   package compiled for CPU given any `device_index` (0 included) fails with
-  `RuntimeError: Incorrect device passed to aoti_runner_cpu`.
+  `RuntimeError: Incorrect device passed to aoti_runner_cpu` (measured on torch 2.13 (CPU) and
+  torch 2.11+cu130 (H200)).
+- `device_index=None` fails on any package: `TypeError: __init__(): incompatible constructor arguments`
+  (measured on torch 2.13 (CPU)). It is what `device.index` gives for `torch.device("cpu")`, for
+  `torch.device("cuda")` without an index, and for a CPU tensor's `.device`: typically a
+  distributed-init helper that returns `torch.device("cpu")` on hosts without CUDA.
+- A CUDA package given an index past the host's GPUs fails at load with
+  `CUDA error: invalid device ordinal` (measured on torch 2.11+cu130 (H200), `device_index=1` on
+  a 1-GPU host); how many GPUs the serving host has is not known here, so it is not reported.
+
+Device values are followed through `torch.device(...)` objects, their `.type` and `.index`,
+variables, a parameter's default, the returns of a helper of the same file (also unpacked:
+`rank, device = init_distributed()`), each branch of `a if c else b`, and `x.device` of a
+tensor whose device is known. A branch that tests the device (`device.index if device.type ==
+"cuda" else -1`, `if device.index is not None:`) is read as such.
 
 The compile device is read from the example inputs (`.cuda()`, `.to("cuda:0")`, `device=` of
 the factories, `torch.device(...)`, constants, `with torch.device(...)`,
@@ -44,13 +63,18 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
   the model's device names `cpu`; offered when every one of them is spelt so). The deprecated-API migration of such
   a load (AOTI002) is held back too: it would drop `device="cpu"` and hide the mismatch.
 - `aoti_load_package(cpu_package, device_index=N)`: unsafe (applied with `--unsafe-fixes`):
-  the `device_index` argument is dropped."""
+  the `device_index` argument is dropped.
+- `device_index=device.index` that can be `None`, on a package not known to be for cpu:
+  unsafe: `device.index if device.type == "cuda" else -1` (the index is passed only for a CUDA
+  device; -1 is the loader's default). A literal `device_index=None` is dropped."""
     invalid = (
         'import torch\nmodel = MyModel().cuda()\nx = torch.randn(2, 10, device="cuda")\n'
         'so = torch._export.aot_compile(model, (x,))\nrunner = torch._export.aot_load(so, "cpu")\n',
         'import torch\nep = torch.export.export(MyModel(), (torch.randn(2, 8),))\n'
         'torch._inductor.aoti_compile_and_package(ep, package_path="m.pt2")\n'
         'runner = torch._inductor.aoti_load_package("m.pt2", device_index=1)\n',
+        'import torch\ndef device():\n    if not torch.cuda.is_available():\n        return torch.device("cpu")\n'
+        '    return torch.device("cuda", 0)\nrunner = torch._inductor.aoti_load_package(P, device_index=device().index)\n',
     )
     valid = (
         'import torch\nx = torch.randn(2, 10, device="cuda:0")\nso = torch._export.aot_compile(model, (x,))\n'
@@ -58,12 +82,19 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
         'import torch\ndev = "cuda" if torch.cuda.is_available() else "cpu"\n'
         'x = torch.randn(2, 10, device=dev)\nso = torch._export.aot_compile(model, (x,))\n'
         'runner = torch._export.aot_load(so, "cpu")\n',
+        'import torch\ndef load(path, device=torch.device("cuda", 0)):\n'
+        '    return torch._inductor.aoti_load_package(path, device_index=device.index)\n',
     )
 
     def check(self, ctx):
         a = analysis(ctx)
         for load in a.loads():
             art = a.artifact(load)
+            if not load.old:
+                found = device_index_finding(self, ctx, a, load, art)
+                if found is not None:
+                    yield found
+                continue
             if art is None or art.device is None:
                 continue
             compiled = art.device
@@ -74,7 +105,10 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 loaded = a.device_value(load.device_node, at)
                 if loaded is None or loaded.type == compiled.type:
                     continue
-                effect = "it segfaults or fails to load" if compiled.type == "cuda" and loaded.type == "cpu" else "it fails to load"
+                if compiled.type == "cuda" and loaded.type == "cpu":
+                    effect = f"load fails: {quote('cuda_loaded_on_cpu')}"
+                else:
+                    effect = "it fails to load"  # cpu -> cuda: not measured yet
                 said = art.compiled_for()
                 message = f"{said[0].upper()}{said[1:]} loaded on `{loaded.spelled}`: {effect}"
                 node = load.device_node
@@ -86,19 +120,66 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 other = compile_for(ctx, a, load, art, loaded.type)
                 yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, related=rel,
                               severity=self.severity, alternatives=(other,) if other else ())
-            else:
-                if load.index_node is None or compiled.type != "cpu":
-                    continue
-                index = a.int_value(load.index_node, at)
-                if index is None or index < 0:
-                    continue
-                arg = load.index_arg
-                message = f"`device_index={index}` on {art.compiled_for()}: it fails to load"
-                start, end = delete_argument(ctx.source.data, arg)
-                fix = Fix("Drop device_index", (Edit(start, end, ""),), Applicability.UNSAFE)
-                rel = artifact_related(art)
-                yield Finding(self.code, message, arg.start_byte, arg.end_byte, fix=fix, related=rel,
-                              severity=self.severity)
+
+
+def device_index_finding(rule, ctx, a, load, art) -> Finding | None:
+    """`device_index=` that fails on some path: `None` on any package (a CPU device's `.index`),
+    any index on a package compiled for cpu."""
+    if load.index_node is None:
+        return None
+    node, arg = load.index_node, load.index_arg
+    choices = a.index_choices(node, load.call.start_byte)
+    nones = [c for c in choices if c is not None and c.known and c.value is None]
+    cpu = art is not None and art.device is not None and art.device.type == "cpu"
+    ints = [c for c in choices if c is not None and (not c.known or c.value is not None and c.value >= 0)] if cpu else []
+    if not nones and not ints:
+        return None
+    text = snippet(ctx.source.node_text(node))
+    literal = node.type in ("integer", "none", "unary_operator")
+
+    def source(c: IndexChoice) -> str:
+        if literal or not c.evidence:
+            return ""
+        ev = c.evidence[0]
+        line = f", line {ctx.source.lines.line_of(ev.start) + 1}" if ev.path is None else ""
+        what = ev.what if ev.what.count("`") <= 2 else ev.what[:ev.what.index("`", 1) + 1]  # the code, not the why
+        return f" ({what}{line})"
+
+    if literal:
+        head = f"`device_index={text}`" + (f" on {art.compiled_for()}" if cpu else "")
+        message = f"{head}: " + (f"the loader raises {quote('index_none')}" if nones else quote("index_on_cpu"))
+    elif not ints:
+        message = f"`device_index={text}` can be `None`{source(nones[0])}: the loader raises {quote('index_none')}"
+    else:
+        parts = ([f"{quote('index_none')} for `None`{source(nones[0])}"] if nones else []) + [
+            f"{quote('index_on_cpu')} for an index{source(ints[0])}"]
+        message = f"`device_index={text}` on {art.compiled_for()}: " + ", ".join(parts)
+    rel = artifact_related(art) if art is not None and art.device is not None else []
+    for c in nones[:1] + ints[:1]:
+        if not literal:
+            role = "`None` here" if c in nones else "an index here"
+            rel += related(c.evidence[:1], role)
+    return Finding(rule.code, message, arg.start_byte, arg.end_byte, fix=_index_fix(ctx, node, arg, cpu),
+                   related=rel, severity=rule.severity)
+
+
+def _index_fix(ctx, node, arg, cpu: bool) -> Fix | None:
+    """A cpu package takes no index: drop it. Else a device's `.index` is passed only for CUDA."""
+    if not cpu and node.type == "attribute" and _plain_chain(node.child_by_field_name("object")):
+        obj = ctx.source.node_text(node.child_by_field_name("object"))
+        new = f'{obj}.index if {obj}.type == "cuda" else -1'
+        return Fix("Pass device_index only for a CUDA device (-1, the default, otherwise)",
+                   (Edit(node.start_byte, node.end_byte, new),), Applicability.UNSAFE)
+    if cpu or node.type == "none":
+        start, end = delete_argument(ctx.source.data, arg)
+        return Fix("Drop device_index", (Edit(start, end, ""),), Applicability.UNSAFE)
+    return None
+
+
+def _plain_chain(node) -> bool:
+    """`device`, `self.device`: read twice by the fix, so no call may hide inside."""
+    return node is not None and (node.type == "identifier" or node.type == "attribute"
+                                 and _plain_chain(node.child_by_field_name("object")))
 
 
 def compile_for(ctx, a, load, art, target: str) -> Fix | None:

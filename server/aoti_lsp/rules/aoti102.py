@@ -1,4 +1,4 @@
-from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, analysis, artifact_related, bind, related,
+from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, MEASURED, analysis, artifact_related, bind, related,
                               runner_device, target_device, unwrap)
 from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
@@ -11,10 +11,19 @@ class InputDeviceMismatch(ConsistencyRule, Rule):
     severity = Severity.ERROR
     explanation = """\
 An AOTInductor model runs its kernels on the device type it was compiled for, and reads its
-inputs there. A CUDA-compiled model called with CPU tensors fails with
-`Expected out tensor to have device cuda:0, but got cpu instead`; a CPU-compiled model must be
-called with CPU tensors. Only the device type matters: inputs on `cuda:1` for a model compiled
-on `cuda:0` are not reported.
+inputs there. Measured on torch 2.11+cu130 (H200), with a Linear (the op named is the model's
+first):
+
+- CPU inputs to a CUDA package: `Expected all tensors to be on the same device, but got mat1 is
+  on cpu, different from other tensors on cuda:0 (when checking argument in method
+  wrapper_CUDA_addmm_out_out)`, then `run_func_(...) API call failed`; with
+  `AOTI_RUNTIME_CHECK_INPUTS=1`: `input_handles[0]: unmatched device type, expected: 11(cuda),
+  but got: 0`.
+- CUDA inputs to a CPU package: `Exception in aoti_torch: Expected out tensor to have device
+  cuda:0, but got cpu instead` (from `aoti_torch_cpu_addmm_out`).
+
+Only the device type matters: inputs on `cuda:1` for a model compiled on `cuda:0` are not
+reported.
 
 Calls of the loaded model are followed through: a local (`runner = aoti_load_package(...)`,
 `runner(x)`), an attribute set in any method and called in another (`self.runner(x)`, also when
@@ -87,12 +96,18 @@ type (`aot_load(so, "cuda:1")`, `device_index=1`), else the compiled device type
                     else:
                         side = f"a model loaded on `{compiled.spelled}`"
                     # the remedy is the fix's title ("Move it to", "Create it with device="): not repeated here
-                    message = f"{dev.type.upper()} input to {side}"
+                    message = f"{dev.type.upper()} input to {side}{_effect(dev.type, compiled.type)}"
                     rel = (artifact_related(art) if art is not None and art.device is not None
                            else related(compiled.evidence, f"loaded on {compiled.type}"))
                     rel += related(dev.evidence, f"this input is on {dev.type}", skip=(value.start_byte, value.end_byte))
                     yield Finding(self.code, message, value.start_byte, value.end_byte,
                                   fix=move_fix(a, value, target), related=rel, severity=self.severity)
+
+
+def _effect(given: str, compiled: str) -> str:
+    """What torch was measured to say, per direction (the op in it is the model's first: a Linear here)."""
+    key = {("cpu", "cuda"): "cpu_input_to_cuda", ("cuda", "cpu"): "cuda_input_to_cpu"}.get((given, compiled))
+    return f": {MEASURED[key][2]}" if key else ""  # torch's words, unquoted: the message stays one short line
 
 
 def _arguments(call):
