@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import io
 import json
+import os
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -271,16 +272,29 @@ def where(path: str | None, python: bytes, row: int) -> str:
     return f"cell {at[0]}:{at[1]}" if at else str(row)
 
 
-def rename_lines(path: str | None, python: bytes, message: str) -> str:
-    """`line N` in a message (rules name the line of a related statement) as `cell C, line L`."""
-    if not is_notebook(path) or "line " not in message:
-        return message
+def message(finding, source) -> str:
+    """A finding's message in a notebook's terms: `line N` of this notebook as `cell C, line L`,
+    and `name.ipynb:N` (a site in another notebook, named by its file name) as `name.ipynb:cell C:L`."""
+    text = finding.message
+    if "line " in text and is_notebook(source.path):
+        def this(m: re.Match) -> str:
+            at = cell_of(source.path, source.data, int(m.group(1)) - 1)
+            return f"cell {at[0]}, line {at[1]}" if at else m.group(0)
 
-    def cell_line(m: re.Match) -> str:
-        at = cell_of(path, python, int(m.group(1)) - 1)
-        return f"cell {at[0]}, line {at[1]}" if at else m.group(0)
+        text = re.sub(r"\bline (\d+)\b", this, text)
+    if SUFFIX + ":" in text:
+        paths = {os.path.basename(r.path): r.path for r in finding.related if is_notebook(r.path)}
 
-    return re.sub(r"\bline (\d+)\b", cell_line, message)
+        def other(m: re.Match) -> str:
+            path = paths.get(m.group(1))
+            try:
+                at = cell_of(path, read_notebook(path).source, int(m.group(2)) - 1) if path else None
+            except (OSError, NotebookError):
+                at = None
+            return f"{m.group(1)}:cell {at[0]}:{at[1]}" if at else m.group(0)
+
+        text = re.sub(r"([^\s:()`'\"]+\.ipynb):(\d+)\b", other, text)
+    return text
 
 
 # -- the JSON text: where each cell's `source` value is, and its new value written alike --

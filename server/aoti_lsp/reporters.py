@@ -45,7 +45,7 @@ def _where(loc: dict) -> str:
 
 
 def _message(finding, source) -> str:
-    return notebook.rename_lines(source.path, source.data, finding.message)
+    return notebook.message(finding, source)
 
 
 def _rel(path: str) -> str:
