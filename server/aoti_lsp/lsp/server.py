@@ -29,7 +29,7 @@ from aoti_lsp.lsp import hover as hover_mod, triage
 from aoti_lsp.lsp.documents import Document
 from aoti_lsp.lsp.protocol import Protocol
 from aoti_lsp.lsp.refresh import Sent
-from aoti_lsp.lsp import guards
+from aoti_lsp.lsp import guards, notebooks
 from aoti_lsp.lsp.protocol import LOST_CHANGE, StdinFrames
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.project import Project, summarize, summarizers
@@ -69,7 +69,7 @@ def safe(handler):
 
 class AotiServer(LanguageServer):
     def __init__(self):
-        super().__init__("aoti-lsp", __version__, protocol_cls=Protocol)
+        super().__init__("aoti-lsp", __version__, protocol_cls=Protocol, notebook_document_sync=notebooks.SYNC)
         self.caps = ResolvedClientCapabilities()
         self.docs: dict[str, Document] = {}
         self.settings: dict = {}
@@ -380,6 +380,7 @@ def _made_of(data: bytes, cfg: configmod.Config) -> tuple:
 
 
 server = AotiServer()
+notebooks.register(server)  # notebookDocument/*: lsp/notebooks.py
 
 
 def _settings(raw) -> dict:
@@ -489,6 +490,8 @@ def did_close(ls: AotiServer, params: types.DidCloseTextDocumentParams):
     types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False),
 )
 def pull_diagnostics(ls: AotiServer, params: types.DocumentDiagnosticParams):
+    if (cell := notebooks.pull(ls, params.text_document.uri)) is not None:  # a notebook cell's
+        return types.RelatedFullDocumentDiagnosticReport(items=cell)
     doc = ls.docs.get(params.text_document.uri)
     if doc is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
@@ -620,6 +623,8 @@ def _fix_all(ls: AotiServer, doc: Document, unsafe: bool, codes: list[str] | Non
 )
 @safe
 def code_action(ls: AotiServer, params: types.CodeActionParams):
+    if (cell := notebooks.code_action(ls, params)) is not None:  # a notebook cell's
+        return cell
     doc = ls.docs.get(params.text_document.uri)
     if doc is None:
         return None

@@ -1,0 +1,104 @@
+"""Notebook documents end to end (issue 26), for the three client profiles: an open notebook's
+code cells are one program, diagnostics come per cell URI, code actions and fix-all edit the
+cell they belong to, and an incremental edit of one cell is seen. (The VS Code notebook editor
+in code-server needs a Jupyter extension from the marketplace, not reachable offline: this is
+the LSP-level test, with the cell URIs VS Code uses.)"""
+
+from lsprotocol import types
+
+from helpers import apply_edits, diagnostics, encoding, is_pull, next_push
+
+CELLS = [
+    (types.NotebookCellKind.Markup, "markdown", "# Export é😀"),
+    (types.NotebookCellKind.Code, "python", "%matplotlib inline\nimport torch\nfrom torch._export import aot_compile, aot_load\n\nDEVICE = \"cuda\""),
+    (types.NotebookCellKind.Code, "python", "model = torch.nn.Linear(8, 4)\nex = torch.randn(4, 8)"),
+    (types.NotebookCellKind.Code, "python",
+     'ep = torch.export.export(model, (ex,))\npt2 = torch._inductor.aoti_compile_and_package(ep, package_path="m.pt2")'),
+    (types.NotebookCellKind.Code, "python", 's = "é😀"; runner = torch._inductor.aoti_load_package(pt2)\nout = runner(torch.randn(4, 8).to(DEVICE))'),
+    (types.NotebookCellKind.Code, "python", 'so = aot_compile(model, (ex,), options={"aot_inductor.output_path": "/tmp/o/m.so"})\nr = aot_load(so, "cpu")'),
+]
+
+
+def _open(client, tmp_path, cells=CELLS):
+    nb_uri = (tmp_path / "export.ipynb").as_uri()
+    uris = [f"vscode-notebook-cell:{(tmp_path / 'export.ipynb').as_posix()}#W{i}sZmlsZQ%3D%3D" for i in range(len(cells))]
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(uri=nb_uri, notebook_type="jupyter-notebook", version=1, cells=[
+            types.NotebookCell(kind=kind, document=uri) for (kind, _, _), uri in zip(cells, uris)]),
+        cell_text_documents=[types.TextDocumentItem(uri=uri, language_id=lang, version=1, text=text)
+                             for (_, lang, text), uri in zip(cells, uris)]))
+    return nb_uri, uris
+
+
+async def _actions(client, uri, diags, only=None):
+    return await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=diags[0].range,
+        context=types.CodeActionContext(diagnostics=diags, only=only)))
+
+
+def _by_uri(action):
+    edit = action.edit
+    if edit.document_changes:
+        return {dc.text_document.uri: list(dc.edits) for dc in edit.document_changes}
+    return dict(edit.changes)
+
+
+async def test_cells_are_one_program_with_diagnostics_per_cell(client, tmp_path):
+    _, uris = _open(client, tmp_path)
+    device = await diagnostics(client, uris[4])
+    assert [d.code for d in device] == ["AOTI102"]  # DEVICE from cell 2, the compile from cell 4
+    d = device[0]
+    assert d.range.start.line == 1 and d.range.end.line == 1  # the row in its cell
+    assert "(cell 4, line 2)" in d.message
+    if d.related_information:
+        assert any(r.location.uri == uris[3] for r in d.related_information)
+    old = await diagnostics(client, uris[5])
+    assert sorted(x.code for x in old) == ["AOTI001", "AOTI002"]
+    assert await diagnostics(client, uris[1]) == []
+    assert await diagnostics(client, uris[2]) == []
+
+
+async def test_quick_fix_and_noqa_edit_the_right_cell(client, tmp_path):
+    _, uris = _open(client, tmp_path)
+    diags = await diagnostics(client, uris[4])
+    actions = await _actions(client, uris[4], diags)
+    move = next(a for a in actions if a.title == 'aoti-lsp (AOTI102): Move it to "cpu"')
+    edits = _by_uri(move)
+    assert list(edits) == [uris[4]]
+    new = apply_edits(CELLS[4][2], edits[uris[4]], encoding(client))
+    assert new.split("\n")[1] == 'out = runner(torch.randn(4, 8).to("cpu"))'
+    noqa = next(a for a in actions if a.title == "aoti-lsp (AOTI102): Disable for this line")
+    new = apply_edits(CELLS[4][2], _by_uri(noqa)[uris[4]], encoding(client))
+    assert new.split("\n")[1].endswith("  # noqa: AOTI102")
+
+
+async def test_migration_edits_every_cell_it_touches(client, tmp_path):
+    _, uris = _open(client, tmp_path)
+    diags = await diagnostics(client, uris[5])
+    actions = await _actions(client, uris[5], diags)
+    migrate = next(a for a in actions if a.title == "aoti-lsp: Migrate every deprecated AOTI call in this notebook")
+    edits = _by_uri(migrate)
+    assert set(edits) == {uris[1], uris[5]}  # the import in cell 2, the calls in cell 6
+    head = apply_edits(CELLS[1][2], edits[uris[1]], encoding(client))
+    assert "aot_compile" not in head and head.startswith("%matplotlib inline\nimport torch\n")
+    body = apply_edits(CELLS[5][2], edits[uris[5]], encoding(client))
+    assert "torch._inductor.aoti_compile_and_package(" in body and "aoti_load_package(so)" in body
+    assert 'package_path="/tmp/o/m.pt2"' in body
+
+
+async def test_an_incremental_cell_edit_is_seen(client, tmp_path):
+    nb_uri, uris = _open(client, tmp_path)
+    assert [d.code for d in await diagnostics(client, uris[4])] == ["AOTI102"]
+    line = CELLS[4][2].split("\n")[1]
+    col = line.index("DEVICE")
+    change = types.TextDocumentContentChangePartial(
+        range=types.Range(types.Position(1, col), types.Position(1, col + len("DEVICE"))), text='"cpu"')
+    if not is_pull(client):
+        client.diagnostics.pop(uris[4], None)
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=nb_uri),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=uris[4], version=2), changes=[change])]))))
+    after = await (diagnostics(client, uris[4]) if is_pull(client) else next_push(client, uris[4]))
+    assert after == []
