@@ -102,3 +102,61 @@ async def test_an_incremental_cell_edit_is_seen(client, tmp_path):
                 document=types.VersionedTextDocumentIdentifier(uri=uris[4], version=2), changes=[change])]))))
     after = await (diagnostics(client, uris[4]) if is_pull(client) else next_push(client, uris[4]))
     assert after == []
+
+
+async def _codes_until(client, uri, code, want: bool, timeout=15.0):
+    """Diagnostics of `uri` once `code` is (want) or is not among them, pulled or pushed."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    diags = []
+    while loop.time() < deadline:
+        if is_pull(client):
+            report = await client.text_document_diagnostic_async(
+                types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri)))
+            diags = list(report.items)
+        else:
+            diags = list(client.diagnostics.get(uri, []))
+        if any(d.code == code for d in diags) == want:
+            return diags
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{code} {'never appeared' if want else 'never went away'}: {[d.code for d in diags]}")
+
+
+SERVE = 'import torch\n\nrunner = torch._inductor.aoti_load_package("m.pt2", device_index=0)\n'
+
+
+async def test_an_open_notebook_is_part_of_the_project(client, tmp_path):
+    """serve.py loads, with device_index=0, the package the open notebook compiles for cpu; the
+    notebook's edit to a cuda example takes the finding away."""
+    from helpers import open_doc
+
+    serve = await open_doc(client, tmp_path / "serve.py", SERVE)
+    nb_uri, uris = _open(client, tmp_path)
+    diags = await _codes_until(client, serve, "AOTI101", True)
+    assert "export.ipynb" in next(d for d in diags if d.code == "AOTI101").message
+    change = types.TextDocumentContentChangeWholeDocument(text="model = torch.nn.Linear(8, 4)\nex = torch.randn(4, 8, device=\"cuda\")")
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=nb_uri),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=uris[2], version=2), changes=[change])]))))
+    await _codes_until(client, serve, "AOTI101", False)
+
+
+async def test_a_notebook_on_disk_is_read_as_its_program(client, tmp_path):
+    """A notebook that is not open: its program is what the workspace reads of it (told of the
+    file by the watcher, whether or not the index saw it first)."""
+    import json
+
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": text}
+             for text in ("import torch\n!nvidia-smi", 'ep = torch.export.export(torch.nn.Linear(8, 4), (torch.randn(4, 8),))\n'
+                          'torch._inductor.aoti_compile_and_package(ep, package_path="m.pt2")')]
+    (tmp_path / "export.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    from helpers import open_doc
+
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=(tmp_path / "export.ipynb").as_uri(), type=types.FileChangeType.Created)]))
+    serve = await open_doc(client, tmp_path / "serve.py", SERVE)
+    await _codes_until(client, serve, "AOTI101", True)

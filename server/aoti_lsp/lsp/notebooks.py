@@ -108,6 +108,11 @@ def _analyse(ls, uri: str) -> Opened | None:
     return opened
 
 
+def is_open(ls, path: str) -> bool:
+    path = os.path.abspath(path)
+    return any(os.path.abspath(o.path) == path for o in getattr(ls, "notebooks", {}).values())
+
+
 def owner(ls, cell_uri: str) -> tuple[Opened, int] | None:
     """(the open notebook, the cell's number) of a cell URI; None for another document."""
     for opened in getattr(ls, "notebooks", {}).values():

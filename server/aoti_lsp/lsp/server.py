@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from aoti_lsp import __version__, budget, incremental, outline
+from aoti_lsp import __version__, budget, incremental, notebook, outline
 from aoti_lsp import slice as slice_mod
 from aoti_lsp import config as configmod
 from aoti_lsp.engine import Result, analyze
@@ -415,6 +415,7 @@ def initialized(ls: AotiServer, params):
             id="aoti-lsp-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
             register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
                 types.FileSystemWatcher(glob_pattern="**/*.py"),
+                types.FileSystemWatcher(glob_pattern="**/*.ipynb"),
                 types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
             ]))]))
     asyncio.ensure_future(ls.index_workspace())
@@ -527,7 +528,7 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
         if path.endswith("pyproject.toml"):
             changed = True  # configs are cached by mtime: the next analysis reloads
             continue
-        if ls.is_open(path):
+        if ls.is_open(path) or notebooks.is_open(ls, path):
             continue  # open documents are tracked from the editor's buffer
         source = None
         if event.type != types.FileChangeType.Deleted and os.path.isfile(path):
@@ -535,7 +536,7 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
                 if budget.too_large(os.path.getsize(path)):
                     raise SourceError("too large")
                 with open(path, "rb") as fh:
-                    data = fh.read()
+                    data = notebook.python_of(path, fh.read())  # a notebook: its cells' program
                 decode_check(data)
                 source = Source(data, os.path.abspath(path))
             except (OSError, SourceError):
