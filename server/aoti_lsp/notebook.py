@@ -272,14 +272,21 @@ def where(path: str | None, python: bytes, row: int) -> str:
     return f"cell {at[0]}:{at[1]}" if at else str(row)
 
 
-def message(finding, source) -> str:
+def message(finding, source, from_cell: int | None = None) -> str:
     """A finding's message in a notebook's terms: `line N` of this notebook as `cell C, line L`,
-    and `name.ipynb:N` (a site in another notebook, named by its file name) as `name.ipynb:cell C:L`."""
+    and `name.ipynb:N` (a site in another notebook, named by its file name) as `name.ipynb:cell C:L`.
+    `from_cell` (the editor, which may not send every cell: its numbers are not the file's): a
+    line named from the finding's cell, `line L` there, else `line L of a cell above/below`."""
     text = finding.message
     if "line " in text and is_notebook(source.path):
         def this(m: re.Match) -> str:
             at = cell_of(source.path, source.data, int(m.group(1)) - 1)
-            return f"cell {at[0]}, line {at[1]}" if at else m.group(0)
+            if at is None:
+                return m.group(0)
+            if from_cell is not None:
+                where = "" if at[0] == from_cell else f" of a cell {'above' if at[0] < from_cell else 'below'}"
+                return f"line {at[1]}{where}"
+            return f"cell {at[0]}, line {at[1]}"
 
         text = re.sub(r"\bline (\d+)\b", this, text)
     if SUFFIX + ":" in text:

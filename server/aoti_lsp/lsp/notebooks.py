@@ -64,7 +64,7 @@ def register(server) -> None:
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def did_close(ls, params: types.DidCloseNotebookDocumentParams):
         opened = ls.notebooks.pop(params.notebook_document.uri, None)
-        if opened is not None and not ls.caps.pull_diagnostics:
+        if opened is not None:
             for uri in opened.cell_uris.values():
                 ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
@@ -78,12 +78,11 @@ def _changed(ls, uri: str) -> None:
         return
     if opened is None:
         return
-    if ls.caps.pull_diagnostics:
-        if ls.caps.diagnostic_refresh:
-            ls.workspace_diagnostic_refresh(None)
-    else:
-        for cell_uri, items in _diagnostics(ls, opened).items():
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(cell_uri, items))
+    # pushed, whatever the client pulls for text files: VS Code drops the pulled diagnostics of
+    # a cell scrolled out of view (its editor closes) and never pulls them again (seen in
+    # code-server, tests/editors/test_editor_vscode_notebook.py); pushed ones stay
+    for cell_uri, items in _diagnostics(ls, opened).items():
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(cell_uri, items))
     if ls.update_summary(opened.path, opened.source):  # what the notebook compiles: other files read it
         ls.refresh_all()
 
@@ -162,7 +161,7 @@ def _diagnostics(ls, opened: Opened) -> dict[str, list[types.Diagnostic]]:
         cell, rng = placed
         d = diagnostic(opened.source, f, enc, ls.caps, ls.lines_of, ls.data_of)
         d.range = rng
-        d.message = notebook.message(f, opened.source)
+        d.message = notebook.message(f, opened.source, from_cell=cell)
         d.data = {"code": f.code, "notebook": opened.uri, "finding": i}  # actions are made from the result
         if d.related_information:
             d.related_information = [_related(opened, r, f, enc) for r in d.related_information]
@@ -182,11 +181,9 @@ def _related(opened: Opened, info, finding, enc):
 
 
 def pull(ls, cell_uri: str) -> list[types.Diagnostic] | None:
-    """A pull client's diagnostics of one cell; None when the URI is no open notebook's cell."""
-    found = owner(ls, cell_uri)
-    if found is None:
-        return None
-    return _diagnostics(ls, found[0]).get(cell_uri, [])
+    """A pull request for a cell: empty (its diagnostics are pushed, _changed says why); None
+    when the URI is no open notebook's cell."""
+    return None if owner(ls, cell_uri) is None else []
 
 
 # -- code actions ------------------------------------------------------------------------------
