@@ -43,13 +43,33 @@ async function run(page, shot) {
         const text = document.querySelector('.markers-panel')?.textContent || '';
         return text.includes('AOTI102') && text.includes('AOTI201');
     });
+    result.problemsBefore = await page.$$eval('.markers-panel .monaco-list-row', (rows) => rows.map((r) => r.textContent.trim()));
+    await shot('vscode-notebook-problems.png');
+    step('problems panel');
+
+    // The device mismatch's quick fix, in its cell: its Problems entry opened (the cursor lands
+    // on it, in the cell), Ctrl+., pick it.
+    await page.locator('.markers-panel .monaco-list-row', { hasText: 'CUDA input' }).first().click();
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.notebook-editor .monaco-editor.focused');
+    await page.waitForTimeout(500);
+    await page.keyboard.press('Control+.');
+    await page.waitForSelector('.action-widget .monaco-list-row');
+    result.actions = await page.$$eval('.action-widget .monaco-list-row', (rows) =>
+        rows.map((r) => (r.getAttribute('aria-label') || r.textContent).trim()));
+    await shot('vscode-notebook-quickfix.png');
+    await page.locator('.action-widget .monaco-list-row', { hasText: 'Move it to' }).first().click();
+    await page.waitForFunction(() => [...document.querySelectorAll('.notebook-editor .view-lines')]
+        .some((e) => /\.to\("cpu"\)/.test(e.textContent.replace(/\u00a0/g, ' '))));
+    step('quick fix applied in the cell');
+    await page.waitForFunction(() => !(document.querySelector('.markers-panel')?.textContent || '').includes('AOTI102'));
     result.problems = await page.$$eval('.markers-panel .monaco-list-row', (rows) => rows.map((r) => r.textContent.trim()));
     // the Problems panel leaves cells 4-6 out of view: their findings must stay (pushed ones do)
     await page.waitForTimeout(2000);
     result.problemCounts = await page.$$eval('.statusbar-item', (items) =>
         items.map((e) => e.getAttribute('aria-label') || '').find((t) => /Warning/i.test(t)) || null);
     await shot('vscode-notebook.png');
-    step('problems panel');
+    step('problems after the fix');
 }
 
 async function main() {
