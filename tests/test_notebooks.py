@@ -176,3 +176,21 @@ def test_string_sources_and_empty_lists_are_written_alike(proj, capsys):
     assert cells[1]["source"] == []
     assert cells[2]["source"][-1] == "r = torch._inductor.aoti_load_package('m.pt2')"
     assert '\n   "source": [\n    "ep = ' in path.read_text()  # the list's own indentation kept
+
+
+def _write(path, *cells):
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c}
+                    for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(nb, indent=1) + "\n")
+
+
+def test_noqa_warnings_and_syntax_errors_name_the_cell(proj, capsys):
+    _write(proj / "nb.ipynb", "import torch\n%time x = 1",
+           'r = torch._export.aot_load("a.so", "cpu")  # noqa: AOTI1O2\n',
+           "def broken(:\n    pass\n")
+    code, out, err = run(capsys, "--check", "--no-cache", "nb.ipynb")
+    assert "nb.ipynb:cell 2:1: unknown code 'AOTI1O2' in a noqa comment" in err, err
+    assert "nb.ipynb:cell 2:1:5: AOTI002" in out  # a code that names no rule suppresses nothing
+    code, out, err = run(capsys, "--check", "--no-cache", "--output-format", "json", "nb.ipynb")
+    note = next(i for i in json.loads(out) if i["code"] is None)
+    assert note["message"].startswith("syntax error at cell 3:1:") and note["location"]["row"] == 1, note
