@@ -10,6 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aoti_lsp import notebook
 from clirun import run
@@ -194,3 +196,35 @@ def test_noqa_warnings_and_syntax_errors_name_the_cell(proj, capsys):
     code, out, err = run(capsys, "--check", "--no-cache", "--output-format", "json", "nb.ipynb")
     note = next(i for i in json.loads(out) if i["code"] is None)
     assert note["message"].startswith("syntax error at cell 3:1:") and note["location"]["row"] == 1, note
+
+
+LINES = ["import torch", "%matplotlib inline", "!pip install x", "x = !ls", "s = '''", "%not magic in a string",
+         "'''", "if x:", "    %time f()", "    y = 1", "print('é😀')", "", "obj?", "a != b", "# comment", "\t"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(LINES), max_size=6), min_size=1, max_size=5), st.sampled_from([1, 2, 4]),
+       st.booleans(), st.booleans(), st.data())
+def test_any_notebook_round_trips_and_an_edit_stays_in_its_cell(cells, indent, trailing, as_string, data):
+    texts = ["\n".join(c) for c in cells]
+    raw_cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# title"]}]
+    for t in texts:
+        source = t if as_string else [line + "\n" for line in t.split("\n")[:-1]] + [t.split("\n")[-1]]
+        raw_cells.append({"outputs": [{"output_type": "stream", "name": "stdout", "text": ["\u001b[31mok\n"]}],
+                          "cell_type": "code", "source": source, "metadata": {"tags": []}, "execution_count": 3})
+    raw = (json.dumps({"nbformat_minor": 5, "cells": raw_cells, "nbformat": 4, "metadata": {}}, indent=indent,
+                      ensure_ascii=False) + ("\n" if trailing else "")).encode()
+    nb = notebook.parse(raw)
+    assert nb.updated(nb.source) == raw
+    k = data.draw(st.integers(0, len(nb.cells) - 1))
+    program = nb.source.decode().split("\n")
+    marker = program.index(notebook.MARK.format(nb.cells[k].index + 1))
+    program.insert(marker + 1, "edited = 1")  # a new first line of cell k
+    new = json.loads(nb.updated("\n".join(program).encode()))
+    old = json.loads(raw)
+    for i, (a, b) in enumerate(zip(old["cells"], new["cells"])):
+        if i == nb.cells[k].index:
+            assert "".join(b["source"]) == "edited = 1\n" + "".join(a["source"])
+            assert {**a, "source": None} == {**b, "source": None}
+        else:
+            assert a == b
