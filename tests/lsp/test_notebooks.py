@@ -173,3 +173,36 @@ async def test_a_notebook_on_disk_is_read_as_its_program(client, tmp_path):
         types.FileEvent(uri=(tmp_path / "export.ipynb").as_uri(), type=types.FileChangeType.Created)]))
     serve = await open_doc(client, tmp_path / "serve.py", SERVE)
     await _codes_until(client, serve, "AOTI101", True)
+
+
+async def test_a_py_migration_edits_a_notebook_on_disk_as_json(client, tmp_path):
+    """The migration of serve.py also migrates the compile in export.ipynb (not open): its edit
+    is of the notebook's JSON (only the cell's source), never of the program the checks read."""
+    import json
+
+    from helpers import open_doc
+
+    cells = [{"cell_type": "code", "execution_count": 1, "id": "a", "metadata": {}, "outputs": [], "source": [
+        "from torch._export import aot_compile\n", "import torch\n", "%time m = torch.nn.Linear(8, 4)\n",
+        'aot_compile(m, (torch.randn(4, 8),), options={"aot_inductor.output_path": "/tmp/x/model.so"})']}]
+    raw = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    (tmp_path / "export.ipynb").write_text(raw)
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=(tmp_path / "export.ipynb").as_uri(), type=types.FileChangeType.Created)]))
+    text = 'from torch._export import aot_load\n\nrunner = aot_load("/tmp/x/model.so", "cpu")\n'
+    uri = await open_doc(client, tmp_path / "serve.py", text)
+    diags = await _codes_until(client, uri, "AOTI002", True)
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=diags[0].range,
+        context=types.CodeActionContext(diagnostics=diags)))
+    migrate = next(a for a in actions if a.title == "aoti-lsp: Migrate every deprecated AOTI call in this file")
+    if migrate.edit is None:
+        migrate = await client.code_action_resolve_async(migrate)
+    edits = _by_uri(migrate)
+    nb_uri = (tmp_path / "export.ipynb").as_uri()
+    assert set(edits) == {uri, nb_uri}
+    new = json.loads(apply_edits(raw, edits[nb_uri], encoding(client)))
+    source = "".join(new["cells"][0]["source"])
+    assert "%time m = torch.nn.Linear(8, 4)" in source and "aot_compile" not in source
+    assert 'package_path="/tmp/x/model.pt2"' in source
+    assert {**new["cells"][0], "source": None} == {**cells[0], "source": None}

@@ -112,6 +112,22 @@ def is_open(ls, path: str) -> bool:
     return any(os.path.abspath(o.path) == path for o in getattr(ls, "notebooks", {}).values())
 
 
+def on_disk(ls, path: str, old: bytes, new: bytes) -> tuple[bytes, bytes] | None:
+    """(text before, text after) of a file a fix planned in the editor changes: for a notebook
+    its JSON (only the changed cells' sources), never an open one (its cells are the editor's);
+    None: no edit rather than a wrong one."""
+    if not notebook.is_notebook(path):
+        return old, new
+    if is_open(ls, path):
+        return None
+    from aoti_lsp.writes import Skipped
+
+    try:
+        return notebook.on_disk(path, old, new)
+    except Skipped:
+        return None
+
+
 def owner(ls, cell_uri: str) -> tuple[Opened, int] | None:
     """(the open notebook, the cell's number) of a cell URI; None for another document."""
     for opened in getattr(ls, "notebooks", {}).values():
@@ -310,10 +326,10 @@ def _fix_all(ls, opened: Opened, unsafe: bool, codes: list[str] | None = None) -
     for path, f in others.items():
         if f.new == f.old:
             continue
-        if notebook.is_notebook(path):
-            return None  # another notebook on disk: never half a migration
-        lines = LineIndex(f.old)
-        end = lines.position(len(f.old), enc)
+        pair = on_disk(ls, path, f.old, f.new)
+        if pair is None:
+            return None  # never half a migration
+        end = LineIndex(pair[0]).position(len(pair[0]), enc)
         by_uri[from_fs_path(os.path.abspath(path))] = [types.TextEdit(
-            types.Range(types.Position(0, 0), types.Position(*end)), f.new.decode("utf-8"))]
+            types.Range(types.Position(0, 0), types.Position(*end)), pair[1].decode("utf-8"))]
     return _as_workspace_edit(ls, by_uri) if by_uri else None

@@ -611,7 +611,11 @@ def _fix_all(ls: AotiServer, doc: Document, unsafe: bool, codes: list[str] | Non
     edits = []
     for path, f in changed.items():
         uri = doc.uri if os.path.abspath(path) == os.path.abspath(doc.path) else from_fs_path(os.path.abspath(path))
-        for te in _whole_edit(doc, f.new, ls.encoding, old=f.old, lines=LineIndex(f.old)):
+        pair = notebooks.on_disk(ls, path, f.old, f.new)  # a notebook's JSON, not its program
+        if pair is None:
+            return None  # never half a migration
+        old, new = pair
+        for te in _whole_edit(doc, new, ls.encoding, old=old, lines=LineIndex(old)):
             edits.append({"range": {"start": {"line": te.range.start.line, "character": te.range.start.character},
                                     "end": {"line": te.range.end.line, "character": te.range.end.character}},
                           "newText": te.new_text, "uri": uri})
