@@ -76,7 +76,7 @@ def _golden(name: str, text: str, update: bool):
     assert text == path.read_text(), f"{name} differs (pytest --update-goldens rewrites it; read the diff)"
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
 def test_report_goldens(proj, capsys, fmt, update_goldens):
     code, out, err = run(capsys, "--check", "--no-cache", "--output-format", fmt, ".")
     assert code == 1, err
@@ -96,6 +96,8 @@ def test_report_goldens(proj, capsys, fmt, update_goldens):
         dev = next(i for i in items if i["code"] == "AOTI102")
         assert dev["cell"] == 5 and dev["location"] == {"row": 2, "column": 14} and dev["noqa_row"] == 2
         assert dev["fix"]["edits"][0]["cell"] == 5 and dev["fix"]["edits"][0]["location"]["row"] == 2
+    if fmt == "github":
+        assert "file=mixed.ipynb,line=2,col=14,endLine=2,endColumn=42::cell 5: AOTI102 " in out
     if fmt == "sarif":
         results = json.loads(out)
         dev = next(r for r in results if r["ruleId"] == "AOTI102")
