@@ -15,7 +15,7 @@ from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
-from aoti_lsp import reporters, runner, writes
+from aoti_lsp import notebook, reporters, runner, writes
 from aoti_lsp.fixer import applicable
 from aoti_lsp.noqa import unknown_noqa
 from aoti_lsp.positions import UTF32
@@ -164,7 +164,7 @@ def check(args) -> int:
             items.append((f, source))
             counts[_fix_kind(f.fix, args.unsafe_fixes)] += 1
         for code, row in unknown_noqa(source):
-            print(f"aoti-lsp: warning: {_rel(path)}:{row}: unknown code {code!r} in a noqa comment (known: "
+            print(f"aoti-lsp: warning: {_rel(path)}:{notebook.where(path, source.data, row)}: unknown code {code!r} in a noqa comment (known: "
                   f"{', '.join(configmod.known_codes())})", file=sys.stderr)
     if not args.diff:
         out = reporters.render(args.output_format, items, notes=notes, unsafe=args.unsafe_fixes,
@@ -227,7 +227,9 @@ def _syntax_note(path: str, data: bytes, message: str) -> reporters.Note:
     if bad is not None:
         line, c = source.lines.position(bad.start_byte, UTF32)
         row, col = line + 1, c + 1
-    return reporters.Note(path, row, col, f"syntax error{f' at {row}:{col}' if row else ''}: "
+        where = notebook.where(path, data, row)
+        row = int(where.rsplit(":", 1)[-1])  # a notebook's: the row in its cell, named in the message
+    return reporters.Note(path, row, col, f"syntax error{f' at {where}:{col}' if row else ''}: "
                           + message.split("has syntax errors: ", 1)[-1])
 
 
@@ -273,7 +275,7 @@ def _write_all(results, config_for, args, together):
     writer, unwritten, failed = writes.Writer(), [], False
     for group in groups:
         try:
-            writer.write_together([(p, rows[p][1], rows[p][2]) for p in group])
+            writer.write_together([(p, *_on_disk(p, rows[p][1], rows[p][2])) for p in group])
         except writes.Skipped as exc:
             print(f"aoti-lsp: warning: {exc}" + (f" (nor {', '.join(p for p in group if p not in str(exc))}: "
                   "they change together)" if len(group) > 1 else ""), file=sys.stderr)
@@ -291,7 +293,14 @@ def _write_all(results, config_for, args, together):
     return out, failed
 
 
+def _on_disk(path: str, old: bytes, new: bytes) -> tuple[bytes, bytes]:
+    """What is read and written: a notebook's JSON, for its program's fix (notebook.py)."""
+    return notebook.on_disk(path, old, new) if notebook.is_notebook(path) else (old, new)
+
+
 def _diff(path: str, old: bytes, new: bytes) -> str:
+    if notebook.is_notebook(path):
+        return notebook.diff(path, old, new)
     return "".join(difflib.unified_diff(
         old.decode().splitlines(keepends=True), new.decode().splitlines(keepends=True),
         fromfile=f"a/{path}", tofile=f"b/{path}"))

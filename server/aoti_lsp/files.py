@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from aoti_lsp.config import Config
 
-PY_SUFFIXES = (".py", ".pyi")
+PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks: notebook.py
 
 
 def _git_files(folder: str) -> list[str] | None:

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from aoti_lsp import budget
+from aoti_lsp import budget, notebook
 from aoti_lsp.config import Config
 from aoti_lsp.engine import Context, reuse_context
 from aoti_lsp.rules import all_rules
@@ -246,7 +246,7 @@ def _context(path: str, reader, project):
     if data is None:
         try:
             with open(path, "rb") as fh:
-                data = fh.read()
+                data = notebook.python_of(path, fh.read())
             decode_check(data)
         except (OSError, SourceError):
             return None
@@ -269,6 +269,7 @@ def _read_facts(path: str) -> dict | None:
             data = fh.read(4 * 1024 * 1024 + 1)
         if len(data) > 4 * 1024 * 1024:
             return {}
+        data = notebook.python_of(path, data)
         decode_check(data)
     except (OSError, SourceError):
         return None

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from aoti_lsp.engine import analyze
 from aoti_lsp.findings import Edit, Finding, Fix
 from aoti_lsp.fixer import applicable, apply_edits
+from aoti_lsp import notebook
 from aoti_lsp.layout import compile_error
 from aoti_lsp.project import summarize
 from aoti_lsp.source import Source, SourceError, decode_check
@@ -133,7 +134,7 @@ def _loaded(by_file, files, names, valid, here) -> bool:
             continue
         try:
             with open(path, "rb") as fh:
-                data = fh.read()
+                data = notebook.python_of(path, fh.read())
             decode_check(data)
         except (OSError, SourceError):
             return False

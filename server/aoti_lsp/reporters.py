@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-from aoti_lsp import __version__
+from aoti_lsp import __version__, notebook
 from aoti_lsp.findings import Severity, severity_of
 from aoti_lsp.fixer import applicable
 from aoti_lsp.positions import UTF32, LineIndex
@@ -29,7 +29,23 @@ class Note:
 
 def _loc(source, offset: int) -> dict:
     line, col = source.lines.position(offset, UTF32)
+    return _at(source.path, source.lines.data, line, col)
+
+
+def _at(path, data: bytes, line: int, col: int) -> dict:
+    """1-based row and column; in a notebook, the row in its cell and the cell (notebook.py)."""
+    cell = notebook.cell_of(path, data, line)
+    if cell is not None:
+        return {"row": cell[1], "column": col + 1, "cell": cell[0]}
     return {"row": line + 1, "column": col + 1}
+
+
+def _where(loc: dict) -> str:
+    return f"{'cell ' + str(loc['cell']) + ':' if 'cell' in loc else ''}{loc['row']}:{loc['column']}"
+
+
+def _message(finding, source) -> str:
+    return notebook.message(finding, source)
 
 
 def _rel(path: str) -> str:
@@ -48,12 +64,12 @@ def _rel_from(path: str, cwd: str) -> str:
 @lru_cache(maxsize=64)
 def _lines_of(path: str) -> LineIndex | None:
     """Lines of another file a related location points into; None for a non-text file (a .pt2)."""
-    if not path.endswith((".py", ".pyi")):
+    if not path.endswith((".py", ".pyi", notebook.SUFFIX)):
         return None
     try:
         with open(path, "rb") as fh:
-            return LineIndex(fh.read())
-    except OSError:
+            return LineIndex(notebook.python_of(path, fh.read()))
+    except (OSError, notebook.NotebookError):
         return None
 
 
@@ -67,7 +83,7 @@ def related(finding, source) -> list[dict]:
         loc = end = None
         if lines is not None:
             (l1, c1), (l2, c2) = lines.position(r.start, UTF32), lines.position(r.end, UTF32)
-            loc, end = {"row": l1 + 1, "column": c1 + 1}, {"row": l2 + 1, "column": c2 + 1}
+            loc, end = _at(path, lines.data, l1, c1), _at(path, lines.data, l2, c2)
         out.append({"message": r.message, "filename": path, "location": loc, "end_location": end})
     return out
 
@@ -82,8 +98,11 @@ def _edit(e, finding, source) -> dict:
     if lines is None:
         return {"content": e.text, "filename": os.path.abspath(path), "location": None, "end_location": None}
     (l1, c1), (l2, c2) = lines.position(e.start, UTF32), lines.position(e.end, UTF32)
-    return {"content": e.text, "filename": os.path.abspath(path), "location": {"row": l1 + 1, "column": c1 + 1},
-            "end_location": {"row": l2 + 1, "column": c2 + 1}}
+    loc, end = _at(path, lines.data, l1, c1), _at(path, lines.data, l2, c2)
+    cell = loc.pop("cell", None)
+    end.pop("cell", None)
+    return {"content": e.text, "filename": os.path.abspath(path), **({"cell": cell} if cell else {}),
+            "location": loc, "end_location": end}
 
 
 def to_json(items, notes=()) -> list[dict]:
@@ -98,16 +117,20 @@ def to_json(items, notes=()) -> list[dict]:
                 "edits": [_edit(e, finding, source) for e in built.plain_edits()],
             }
         rule = rule_by_code(finding.code)
+        loc, end = _loc(source, finding.start), _loc(source, finding.end)
+        cell = loc.pop("cell", None)  # a notebook's: ruff's `cell`, rows counted in it
+        end.pop("cell", None)
         out.append({
+            **({"cell": cell} if cell else {}),
             "code": finding.code,
             "severity": severity_of(finding).value,
-            "message": finding.message,
+            "message": _message(finding, source),
             "filename": os.path.abspath(finding.path),
-            "location": _loc(source, finding.start),
-            "end_location": _loc(source, finding.end),
+            "location": loc,
+            "end_location": end,
             "fix": fix,
             "url": rule.url if rule else None,
-            "noqa_row": _loc(source, finding.start)["row"],
+            "noqa_row": loc["row"],
             "related": related(finding, source),
         })
     for n in notes:  # ruff's shape for a syntax error: no code
@@ -131,16 +154,16 @@ def text(items, color: bool = False, unsafe: bool = False) -> str:
         sev = severity_of(finding)
         red = lambda s: paint(_COLORS[sev], s)  # noqa: E731
         marker = " [*]" if applicable(finding.fix, unsafe) else ""  # what this --fix would apply
-        out.append(f"{paint('1', _rel(finding.path))}:{loc['row']}:{loc['column']}: {red(finding.code)}{marker} "
-                   f"{red(sev.value)}: {finding.message}")
-        line = source.lines.line_bytes(loc["row"] - 1).decode("utf-8", "replace").rstrip("\r")
+        out.append(f"{paint('1', _rel(finding.path))}:{_where(loc)}: {red(finding.code)}{marker} "
+                   f"{red(sev.value)}: {_message(finding, source)}")
+        line = source.lines.line_bytes(source.lines.line_of(finding.start)).decode("utf-8", "replace").rstrip("\r")
         width = len(str(loc["row"]))
         stop = end["column"] if end["row"] == loc["row"] else len(line) + 1
         out.append(f"{' ' * width} |")
         out.append(f"{loc['row']} | {line}")
         out.append(f"{' ' * width} | {' ' * (loc['column'] - 1)}{red('^' * max(1, stop - loc['column']))}")
         for r in related(finding, source):
-            where = _rel(r["filename"]) + (f":{r['location']['row']}:{r['location']['column']}" if r["location"] else "")
+            where = _rel(r["filename"]) + (f":{_where(r['location'])}" if r["location"] else "")
             out.append(f"{' ' * width} = note: {where}: {r['message']}")
         if finding.fix is not None:
             out.append(f"{' ' * width} = fix ({finding.fix.kind}): {finding.fix.title}")
@@ -169,7 +192,8 @@ def github(items, notes=()) -> str:
         lines.append(
             f"::{_GITHUB_LEVEL[severity_of(finding)]} title={_prop(f'aoti-lsp ({finding.code})')},"
             f"file={_prop(_rel(finding.path))},line={loc['row']},"
-            f"col={loc['column']},endLine={end['row']},endColumn={end['column']}::{_data(f'{finding.code} {finding.message}')}"
+            f"col={loc['column']},endLine={end['row']},endColumn={end['column']}::"
+            f"{_data(('cell ' + str(loc['cell']) + ': ' if 'cell' in loc else '') + f'{finding.code} {_message(finding, source)}')}"
         )
     for n in notes:
         where = f",line={n.row},col={n.column}" if n.row else ""
@@ -186,6 +210,8 @@ def _sarif_location(filename: str, loc: dict | None, end: dict | None, message: 
         physical["region"] = {"startLine": loc["row"], "startColumn": loc["column"],
                               "endLine": end["row"], "endColumn": end["column"]}
     out = {"physicalLocation": physical}
+    if loc is not None and "cell" in loc:  # a notebook: rows count in this cell
+        out["properties"] = {"cell": loc["cell"]}
     if message is not None:
         out["message"] = {"text": message}
     return out
@@ -211,7 +237,7 @@ def sarif(items, notes=()) -> dict:
         result = {
             "ruleId": finding.code,
             "level": _SARIF_LEVEL[severity_of(finding)],
-            "message": {"text": finding.message},
+            "message": {"text": _message(finding, source)},
             "locations": [_sarif_location(finding.path, loc, end)],
         }
         rel = related(finding, source)

@@ -24,7 +24,7 @@ import threading
 
 from aoti_lsp import cache as cachemod
 from aoti_lsp import files
-from aoti_lsp import budget
+from aoti_lsp import budget, notebook
 from aoti_lsp.engine import analyze
 from aoti_lsp.findings import portable
 from aoti_lsp.fixer import applicable
@@ -45,7 +45,7 @@ def read(path: str) -> tuple[bytes, str | None]:
         if size > MAX_BYTES:
             return b"", f"{path}: skipped: {size // 1024 // 1024} MB is over the {MAX_BYTES // 1024 // 1024} MB limit"
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = notebook.python_of(path, fh.read())  # a notebook: its cells' program
         decode_check(data)
         return data, None
     except SourceError as exc:

@@ -134,6 +134,10 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
         documentSelector: [
             { scheme: 'file', language: 'python' },
             { scheme: 'untitled', language: 'python' },
+            // a notebook's Python cells (as ruff-vscode selects them): the server gets them as
+            // notebookDocument/* and checks the code cells as one program
+            { scheme: 'vscode-notebook', language: 'python' },
+            { scheme: 'vscode-notebook-cell', language: 'python' },
         ],
         initializationOptions: { settings: serverSettings() },
         outputChannel: log,

@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from aoti_lsp import __version__, budget, incremental, outline
+from aoti_lsp import __version__, budget, incremental, notebook, outline
 from aoti_lsp import slice as slice_mod
 from aoti_lsp import config as configmod
 from aoti_lsp.engine import Result, analyze
@@ -29,7 +29,7 @@ from aoti_lsp.lsp import hover as hover_mod, triage
 from aoti_lsp.lsp.documents import Document
 from aoti_lsp.lsp.protocol import Protocol
 from aoti_lsp.lsp.refresh import Sent
-from aoti_lsp.lsp import guards
+from aoti_lsp.lsp import guards, notebooks
 from aoti_lsp.lsp.protocol import LOST_CHANGE, StdinFrames
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.project import Project, summarize, summarizers
@@ -69,7 +69,7 @@ def safe(handler):
 
 class AotiServer(LanguageServer):
     def __init__(self):
-        super().__init__("aoti-lsp", __version__, protocol_cls=Protocol)
+        super().__init__("aoti-lsp", __version__, protocol_cls=Protocol, notebook_document_sync=notebooks.SYNC)
         self.caps = ResolvedClientCapabilities()
         self.docs: dict[str, Document] = {}
         self.settings: dict = {}
@@ -380,6 +380,7 @@ def _made_of(data: bytes, cfg: configmod.Config) -> tuple:
 
 
 server = AotiServer()
+notebooks.register(server)  # notebookDocument/*: lsp/notebooks.py
 
 
 def _settings(raw) -> dict:
@@ -414,6 +415,7 @@ def initialized(ls: AotiServer, params):
             id="aoti-lsp-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
             register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
                 types.FileSystemWatcher(glob_pattern="**/*.py"),
+                types.FileSystemWatcher(glob_pattern="**/*.ipynb"),
                 types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
             ]))]))
     asyncio.ensure_future(ls.index_workspace())
@@ -489,6 +491,8 @@ def did_close(ls: AotiServer, params: types.DidCloseTextDocumentParams):
     types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False),
 )
 def pull_diagnostics(ls: AotiServer, params: types.DocumentDiagnosticParams):
+    if (cell := notebooks.pull(ls, params.text_document.uri)) is not None:  # a notebook cell's
+        return types.RelatedFullDocumentDiagnosticReport(items=cell)
     doc = ls.docs.get(params.text_document.uri)
     if doc is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
@@ -524,7 +528,7 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
         if path.endswith("pyproject.toml"):
             changed = True  # configs are cached by mtime: the next analysis reloads
             continue
-        if ls.is_open(path):
+        if ls.is_open(path) or notebooks.is_open(ls, path):
             continue  # open documents are tracked from the editor's buffer
         source = None
         if event.type != types.FileChangeType.Deleted and os.path.isfile(path):
@@ -532,7 +536,7 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
                 if budget.too_large(os.path.getsize(path)):
                     raise SourceError("too large")
                 with open(path, "rb") as fh:
-                    data = fh.read()
+                    data = notebook.python_of(path, fh.read())  # a notebook: its cells' program
                 decode_check(data)
                 source = Source(data, os.path.abspath(path))
             except (OSError, SourceError):
@@ -607,7 +611,11 @@ def _fix_all(ls: AotiServer, doc: Document, unsafe: bool, codes: list[str] | Non
     edits = []
     for path, f in changed.items():
         uri = doc.uri if os.path.abspath(path) == os.path.abspath(doc.path) else from_fs_path(os.path.abspath(path))
-        for te in _whole_edit(doc, f.new, ls.encoding, old=f.old, lines=LineIndex(f.old)):
+        pair = notebooks.on_disk(ls, path, f.old, f.new)  # a notebook's JSON, not its program
+        if pair is None:
+            return None  # never half a migration
+        old, new = pair
+        for te in _whole_edit(doc, new, ls.encoding, old=old, lines=LineIndex(old)):
             edits.append({"range": {"start": {"line": te.range.start.line, "character": te.range.start.character},
                                     "end": {"line": te.range.end.line, "character": te.range.end.character}},
                           "newText": te.new_text, "uri": uri})
@@ -620,6 +628,8 @@ def _fix_all(ls: AotiServer, doc: Document, unsafe: bool, codes: list[str] | Non
 )
 @safe
 def code_action(ls: AotiServer, params: types.CodeActionParams):
+    if (cell := notebooks.code_action(ls, params)) is not None:  # a notebook cell's
+        return cell
     doc = ls.docs.get(params.text_document.uri)
     if doc is None:
         return None
