@@ -192,14 +192,14 @@ def _unfixed(items, unsafe: bool) -> None:
     for f, source in items:
         if applicable(f.fix, unsafe):
             continue
-        line, col = source.lines.position(f.start, UTF32)
+        where = reporters.where(source, f.start)
         if f.fix is None:
             why = next((r.message for r in f.related if r.message.startswith("no automatic fix")), "no automatic fix")
         elif applicable(f.fix, True):
             why = f"unsafe fix, not applied without --unsafe-fixes: {f.fix.title}"
         else:
             why = f"display-only fix, for the editor: {f.fix.title}"
-        print(f"{_rel(source.path)}:{line + 1}:{col + 1}: {f.code} not fixed: {why}", file=sys.stderr)
+        print(f"{_rel(source.path)}:{where}: {f.code} not fixed: {why}", file=sys.stderr)
 
 
 def _prints_edits(args) -> bool:

@@ -44,6 +44,11 @@ def _where(loc: dict) -> str:
     return f"{'cell ' + str(loc['cell']) + ':' if 'cell' in loc else ''}{loc['row']}:{loc['column']}"
 
 
+def where(source, offset: int) -> str:
+    """`row:column` of an offset as the text output writes it (`cell N:row:column` in a notebook)."""
+    return _where(_loc(source, offset))
+
+
 def _message(finding, source) -> str:
     return notebook.message(finding, source)
 
