@@ -51,7 +51,7 @@ async def _migration(client, uri, timeout=20.0):
         actions = await client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri), range=diags[0].range,
             context=types.CodeActionContext(diagnostics=diags))) if diags else []
-        seen = [f"{a.title}" for a in actions or []] + [d.message for d in diags]
+        seen = [a.title for a in actions or []] + [d.message for d in diags]
         fix = next((a for a in actions or [] if a.title.startswith("aoti-lsp (AOTI001): Migrate")), None)
         if fix is not None:
             return fix if fix.edit is not None else await client.code_action_resolve_async(fix)
@@ -68,8 +68,13 @@ def _per_file(edit) -> dict[Path, list]:
     return {Path(unquote(urlparse(uri).path)): edits for uri, edits in pairs}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, reason=next(s.todo for s in rs.MIGRATE if s.name == n))) for n in SHAPES])
+def _params():
+    shapes = {s.name: s for s in rs.MIGRATE}
+    return [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=shapes[n].todo)] if shapes[n].todo else [])
+            for n in SHAPES]
+
+
+@pytest.mark.parametrize("name", _params())
 async def test_quick_fix_migration_prints_the_same_at_every_batch_size(vscode, name, tmp_path, tmp_path_factory):
     shape = next(s for s in rs.MIGRATE if s.name == name)
     target = tmp_path / SHAPES[name]
