@@ -37,6 +37,8 @@ from aoti_lsp.project_fix import fix_project
 from aoti_lsp.rules import all_rules
 from aoti_lsp.source import Source, SourceError, decode_check
 
+MIGRATIONS = ("AOTI001", "AOTI002", "AOTI003")  # fixes planned over every file of the project
+
 log = logging.getLogger("aoti_lsp.server")
 
 
@@ -82,6 +84,7 @@ class AotiServer(LanguageServer):
         self.config_errors: set[str] = set()
         self.sent = Sent()  # what each document's client holds: refresh only what changed
         self.exit_code = 0
+        self.indexing = False  # the workspace index is being read: a migration may not see every file yet
         self.pending: dict[str, asyncio.Future] = {}  # uri -> its scheduled recheck (guards.py)
         # keystrokes no rule sees (incremental.py): results moved, not recomputed; summaries
         # whose offsets only moved are stored at the next full analysis, or when typing settles
@@ -352,6 +355,13 @@ class AotiServer(LanguageServer):
         between files, so edits and requests are served meanwhile."""
         if not summarizers():
             return
+        self.indexing = True
+        try:
+            await self._index_workspace()
+        finally:
+            self.indexing = False
+
+    async def _index_workspace(self) -> None:
         changed = False
         for root in dict.fromkeys(find_root([folder]) for folder in self.roots):
             self.project.root = self.project.root or root
@@ -641,6 +651,8 @@ def code_action(ls: AotiServer, params: types.CodeActionParams):
             code = diag.data.get("code")
             fixes = [diag.data["fix"]] if diag.data.get("fix") else []
             fixes += diag.data.get("alternatives") or []
+            if ls.indexing and code in MIGRATIONS:  # planned now, it could miss a file not read yet
+                fixes = []
             for i, fix in enumerate(f for f in fixes if f.get("edits") or f.get("lazy")):
                 if fix.get("lazy"):  # its edits are built when the action is resolved
                     actions += _lazy_action(ls, doc, diag, code, fix, preferred=i == 0)
@@ -662,7 +674,7 @@ def code_action(ls: AotiServer, params: types.CodeActionParams):
                     edit=_workspace_edit(ls, doc, [noqa]),
                 ))
         deprecated = sorted({d.data.get("code") for d in ours if d.tags and types.DiagnosticTag.Deprecated in d.tags})
-        if deprecated:
+        if deprecated and not ls.indexing:
             actions.append(types.CodeAction(
                 title="aoti-lsp: Migrate every deprecated AOTI call in this file",
                 kind=types.CodeActionKind.QuickFix,
@@ -672,7 +684,7 @@ def code_action(ls: AotiServer, params: types.CodeActionParams):
         actions.append(types.CodeAction(
             title="aoti-lsp: Fix all auto-fixable problems", kind=ActionKind.FIX_ALL.value,
             data={"uri": doc.uri, "version": doc.version, "action": "fixAll"}))
-    if ActionKind.MIGRATE_ALL.requested(only) and only:
+    if ActionKind.MIGRATE_ALL.requested(only) and only and not ls.indexing:
         actions.append(types.CodeAction(
             title="aoti-lsp: Migrate every deprecated AOTI call in this file", kind=ActionKind.MIGRATE_ALL.value,
             data={"uri": doc.uri, "version": doc.version, "action": "migrate"}))
@@ -690,6 +702,8 @@ def code_action_resolve(ls: AotiServer, action: types.CodeAction):
     doc = ls.docs.get(data.get("uri", ""))
     if doc is None or data.get("version") != doc.version:
         return action  # stale: the client asks again with the new version
+    if ls.indexing and (data.get("action") == "migrate" or data.get("code") in MIGRATIONS):
+        return action  # no edit until every file of the workspace is known (see code_action)
     ls.flush_summaries()  # a fix planned across files reads every summary's offsets
     ls.result(doc)  # its findings for this version, cached: a provisional one (slice.py) is dropped
     ls.verify_results()  # and the document's findings must be a full analysis's
