@@ -23,9 +23,13 @@ def findings(code: str, rule: str | None = None, config: Config | None = None, p
     return [f for f in result.findings if rule is None or f.code == rule]
 
 
-def model(body: str, params: str = "values, lengths") -> str:
+# AOTI evidence in the file (it loads some package): its forwards are in the rules' scope
+EVIDENCE = "\n\nrunner = torch._inductor.aoti_load_package('other.pt2')\n"
+
+
+def model(body: str, params: str = "values, lengths", evidence: bool = True) -> str:
     return "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, " + params + "):\n" + textwrap.indent(
-        textwrap.dedent(body), " " * 8)
+        textwrap.dedent(body), " " * 8) + (EVIDENCE if evidence else "")
 
 
 # -- the rules' own examples (they are also the docs) ----------------------------------------
@@ -89,11 +93,12 @@ def test_not_reported(body):
     assert not findings(model(body), "AOTI201"), body
 
 
-def test_only_forward_and_compiled_functions():
+def test_only_forward_and_aot_compiled_functions():
     code = "import torch\n\ndef f(values, lengths):\n    return lengths[-1]\n"
     assert not findings(code, "AOTI201")
-    assert findings(code + "g = torch.compile(f)\n", "AOTI201")
-    assert findings(code.replace("def f", "@torch.compile\ndef f"), "AOTI201")
+    # torch.compile specialises sizes 0 and 1 and keeps guards: no AOTI package runs it
+    assert not findings(code + "g = torch.compile(f)\n", "AOTI201")
+    assert not findings(code.replace("def f", "@torch.compile\ndef f"), "AOTI201")
     assert findings(code + "so = torch._export.aot_compile(f, (x, y))\n", "AOTI201")
 
 
@@ -121,40 +126,41 @@ def test_message_says_what_happens_and_which_input():
 def test_rewrite_first_guard_as_alternative():
     code = model("offsets = torch.cumsum(lengths, 0)\nreturn values.sum(0) / offsets[-1]")
     (f,) = findings(code, "AOTI201")
-    assert f.fix.title.startswith("Use `lengths.sum(0)`") and f.fix.applicability == Applicability.UNSAFE
+    # no package of M is visible: the rule is not certain, nothing is applied
+    assert f.fix.title.startswith("Use `lengths.sum(0)`") and f.fix.applicability == Applicability.DISPLAY
     (guard,) = f.alternatives
-    assert guard.applicability == Applicability.SAFE and not guard.snippet
+    assert guard.applicability == Applicability.DISPLAY and not guard.snippet
     fixed = apply_edits(code.encode(), guard.edits).decode()
     assert "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n        offsets" in fixed
     assert not findings(fixed, "AOTI201")
+    assert fix_source(Source.from_text(code), Config(), unsafe=True).applied == 0
 
 
-def test_snippet_when_the_value_is_unknown_and_the_cli_never_applies_it():
-    code = model("x = lengths.max()\nreturn self.head(values, x)")
+def test_rewrite_is_unsafe_where_a_package_certainly_runs_the_forward():
+    code = model("offsets = torch.cumsum(lengths, 0)\nreturn values.sum(0) / offsets[-1]", evidence=False) + EXPORT
     (f,) = findings(code, "AOTI201")
-    assert f.fix.snippet and f.fix.applicability == Applicability.SAFE
-    (edit,) = f.fix.edits
-    assert edit.text == "if lengths.numel() == 0:\n            return ${1:torch.zeros(0, device=lengths.device)}\n        "
+    assert f.fix.applicability == Applicability.UNSAFE
     result = fix_source(Source.from_text(code), Config(), unsafe=True)
-    assert result.data.decode() == code and result.applied == 0
+    assert result.applied == 1 and "values.sum(0) / lengths.sum(0)" in result.data.decode()
 
 
-def test_snippet_guess_from_module_attributes_and_numbered_placeholders():
-    code = textwrap.dedent("""\
-        import torch
+@pytest.mark.parametrize("body", [
+    "x = lengths.max()\nreturn self.head(values, x)",  # an output of unknown shape
+    "return self.pool(values, lengths.max()), self.other(values, lengths.min())",  # two of them
+    "if values.dim() > 2:\n    return values, lengths\nreturn lengths.max()",  # outputs differ in number
+])
+def test_no_early_return_whose_outputs_are_not_known(body):
+    """A guessed `torch.zeros(0)` has the wrong rank or arity for most forwards: not offered."""
+    (f, *_) = findings(model(body), "AOTI201")
+    assert f.fix is None and not f.alternatives
 
 
-        class M(torch.nn.Module):
-            def __init__(self, emb_dim):
-                super().__init__()
-                self.emb_dim = emb_dim
-
-            def forward(self, values, lengths):
-                return self.pool(values, lengths.max()), self.other(values, lengths.min())
-        """)
+def test_early_return_matches_every_output():
+    code = model("a = lengths.max()\nreturn values.index_select(0, lengths - 1) * a, lengths.float()")
     f = findings(code, "AOTI201")[0]
     (edit,) = f.fix.edits
-    assert "return (${1:torch.zeros(0, self.emb_dim, device=lengths.device)}, ${2:torch.zeros(0, self.emb_dim, device=lengths.device)})" in edit.text
+    assert edit.text.startswith("if values.numel() == 0 or lengths.numel() == 0:\n            return "
+                                "(values.new_zeros((lengths.shape[0], *values.shape[1:])), lengths.new_zeros(lengths.shape[0], dtype=torch.float32))")
 
 
 def test_snippet_text_is_escaped():
@@ -170,12 +176,14 @@ def test_guard_of_all_sites_of_a_function_is_one_fix():
     fs = findings(code, "AOTI201")
     assert len(fs) == 2 and fs[0].fix == fs[1].fix
     assert fs[0].fix.edits[0].text.startswith("if values.numel() == 0 or lengths.numel() == 0:")
-    result = fix_source(Source.from_text(code), Config())
-    assert result.applied == 1 and not [f for f in result.remaining if f.code == "AOTI201"]
+    fixed = apply_edits(code.encode(), fs[0].fix.edits).decode()
+    assert not [f for f in findings(fixed) if f.code == "AOTI201"]
 
 
 # -- AOTI202 -------------------------------------------------------------------------------------
-EXPORT = "\n\nep = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3])))\n"
+EXPORT = ("\n\nep = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3])))\n"
+          "torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n")
+PLAIN_EXPORT = "\n\nrun = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3]))).module()\n"
 
 
 @pytest.mark.parametrize("guard", [
@@ -191,6 +199,7 @@ def test_guards_dropped_by_export(guard):
     code = model(guard + "\nreturn values.sum(0) / lengths.sum()")
     assert not findings(code, "AOTI202")  # eager: effective
     assert not findings(code + "\nfast = torch.compile(M())\n", "AOTI202")
+    assert not findings(code + PLAIN_EXPORT, "AOTI202")  # exported, but no AOTI package runs it
     (f,) = findings(code + EXPORT, "AOTI202")
     assert f.message.startswith(("torch.export drops `", "torch.export decides `torch.cond`"))
     assert any("before calling the package" in r.message for r in f.related)
@@ -207,7 +216,8 @@ def test_not_guards_of_inputs(guard):
 
 def test_cross_file_needs_the_project():
     models = model("if lengths.numel() == 0:\n    return values\nreturn values.sum(0) / lengths.cumsum(0)[-1]")
-    exporter = "import torch\nfrom pkg.models import M\n\nep = torch.export.export(M(), (a, b))\n"
+    exporter = ("import torch\nfrom pkg.models import M\n\nep = torch.export.export(M(), (a, b))\n"
+                "torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n")
     assert not findings(models, "AOTI202", path="pkg/models.py")
     project = Project()
     project.update("pkg/export.py", summarize(Source.from_text(exporter, "pkg/export.py")))
@@ -266,7 +276,8 @@ def test_callers_in_other_files_count():
 
 def test_guard_in_a_class_nobody_exports_is_not_even_parsed():
     code = "class Pool:\n    def forward(self, lengths):\n        if lengths.numel() == 0:\n            return lengths\n        return lengths.sum()\n"
-    exported = "import torch\nfrom pool import Pool\nep = torch.export.export(Pool(), (x,))\n"
+    exported = ("import torch\nfrom pool import Pool\nep = torch.export.export(Pool(), (x,))\n"
+                "torch._inductor.aoti_compile_and_package(ep, package_path='p.pt2')\n")
     rule = rule_by_code("AOTI202")
     project = Project()
     project.update("/ws/other.py", summarize(Source.from_text("import torch\nep = torch.export.export(Other(), (x,))\n", "/ws/other.py")))

@@ -15,6 +15,7 @@ given to `torch.compile` / `aot_compile`). Everything unsure stays silent.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,6 +31,14 @@ DEFAULT_JAGGED_NAMES = (
     "lengths", "offsets", "seq_lens", "seq_lengths", "*_lengths", "*_offsets", "jagged*", "cu_seqlens",
 )
 OPTION = "jagged-names"
+# offsets with a leading zero (B + 1 entries, never empty): fbgemm's complete cumsum, and
+# flash-attn's `cu_seqlens*` (documented as (batch_size + 1,) by its API)
+COMPLETE_CUMSUMS = frozenset({"asynchronous_complete_cumsum", "complete_cumsum"})
+COMPLETE_BY_NAME = ("cu_seqlens*",)
+# what a docstring says of complete offsets: "x_offsets: (B + 1,)", "with a leading zero"
+_DOCUMENTED_COMPLETE = re.compile(r"\(?\s*\w*\s*\+\s*1\s*,?\s*\)?|leading (?:0|zero)|complete (?:cumsum|offsets)", re.I)
+# the flat data of a jagged pair: jagged too when a lengths/offsets parameter sits beside it
+PAIRED_VALUES = ("values", "*_values", "jagged_data")
 SUMMARY_CODES = ("AOTI201", "AOTI202")  # both rules read one summary, stored by the first enabled
 
 
@@ -251,14 +260,18 @@ def tests_when(cond: Node, value: bool) -> list[Tested]:
 
 
 def empty_tests(cond: Node) -> list[Tested]:
-    """Size-based emptiness tests anywhere in a condition (what AOTI202 reports)."""
-    out = []
-    for n in walk(cond, skip_nested=True):
-        if n.type in ("comparison_operator", "call", "subscript", "not_operator"):
-            atom = _atom(n)
-            if atom is not None and atom[0].kind == "size" and atom[0] not in out:
-                out.append(atom[0])
-    return out
+    """Size-based emptiness tests of a condition (what AOTI202 reports): its atoms joined by
+    `and` / `or` / `not`, never a size inside another comparison (`n >= lengths.shape[0]` is
+    true for an empty batch: no emptiness test)."""
+    cond = unparen(cond)
+    if cond.type == "not_operator":
+        arg = cond.child_by_field_name("argument")
+        return empty_tests(arg) if arg is not None else []
+    if cond.type == "boolean_operator":
+        out = empty_tests(cond.child_by_field_name("left"))
+        return out + [t for t in empty_tests(cond.child_by_field_name("right")) if t not in out]
+    atom = _atom(cond)
+    return [atom[0]] if atom is not None and atom[0].kind == "size" else []
 
 
 def is_check_call(node: Node) -> Node | None:
@@ -571,6 +584,12 @@ class Model:
         calls = self._package_calls()
         if calls:
             out["calls"] = calls
+        aoti = sorted((k, q) for k, q in self.aoti_keys if q is not None)  # a class of another file
+        complete = self.complete_keywords()
+        if complete:
+            out["complete_kw"] = complete
+        if aoti:
+            out["aoti"] = aoti
         return out
 
     def _package_calls(self) -> list[tuple]:
@@ -672,6 +691,8 @@ class Model:
             for func in funcs.values():
                 name = text(func.child_by_field_name("name"))
                 cls = _enclosing_class(func)
+                if name == "forward" and cls is not None and self.autograd_function(cls, func):
+                    continue  # a training op's wrapper: no AOTI package runs it (scope policy)
                 if name == "forward" and cls is not None:
                     params, splat = parameters(func)
                     out.append(Target(func, cls, text(cls.child_by_field_name("name")), params, splat,
@@ -681,6 +702,116 @@ class Model:
                     out.append(Target(func, None, name, params, splat, compiled=self.compiled_functions.get(func.id, True)))
             shared["targets"] = sorted(out, key=lambda t: t.func.start_byte)
         return shared["targets"]
+
+    def autograd_function(self, cls: Node, func: Node) -> bool:
+        """`class F(torch.autograd.Function)` (or `Function` imported from torch.autograd), or a
+        static `forward(ctx, ...)`: autograd's protocol, run by training, never exported."""
+        bases = cls.child_by_field_name("superclasses")
+        for base in bases.named_children if bases is not None else ():
+            qual = self.ctx.names.resolve(base) if base.type in ("identifier", "attribute") else None
+            if qual in _AUTOGRAD_FUNCTIONS or text(base).endswith("autograd.Function"):
+                return True
+        params = func.child_by_field_name("parameters")
+        first = params.named_children[0] if params is not None and params.named_children else None
+        return first is not None and text(first) == "ctx" and _decorators(func) & {"staticmethod"} != set()
+
+    @shared_property
+    def evidence(self) -> bool:
+        """This file exports, AOT-compiles, packages or loads a package (resolved calls)."""
+        return bool(self.ctx.calls_to(EXPORTERS | PACKAGERS | LOADERS))
+
+    @shared_property
+    def aoti_keys(self) -> set[tuple[str, str | None]]:
+        """(key, where it comes from) of what this file AOT-compiles: the programs given to
+        `aoti_compile_and_package`, and `aot_compile` (None: a class of this file)."""
+        out = {(key, self.qualified(key, call.start_byte)) for call, key, _ in self.packages}
+        out |= {(key, self.qualified(key, call.start_byte)) for call, qualname, key in self.export_calls
+                if qualname == "torch._export.aot_compile"}
+        return out
+
+    def scope(self, target: Target) -> str | None:
+        """The scope policy of AOTI201/AOTI202 (their pages say it):
+        "package": an AOTI package certainly runs this code (the artifact graph: its class or
+        function is AOT-compiled in this file or in the project);
+        "evidence": a `forward` of a file that exports or loads packages (or of an exported
+        class), which an AOTI package may run;
+        None: nothing says an AOTI package runs it (eager, torch.compile, training code)."""
+        if target.cls is None and not target.compiled:
+            return "package"  # given to aot_compile
+        if target.compiled:
+            return None  # torch.compile keeps guards and specialises sizes 0 and 1: not AOTI
+        if (target.key, None) in self.aoti_keys:
+            return "package"
+        for summary in self._project_summaries().values():
+            for key, qual in summary.get("aoti", ()):
+                if key == target.key and _same_module(qual, key, self.ctx.source.path):
+                    return "package"
+        return "evidence" if self.evidence or self.exports_of(target) else None
+
+    # -- complete offsets, followed across calls ---------------------------------------------
+    def complete_params(self, target: Target) -> set[str]:
+        """Jagged parameters that hold complete offsets (B + 1 entries, a leading zero): named
+        so by a documented convention (`cu_seqlens`), documented so in the docstring, or
+        passed so by every caller the project shows (a call of an instance of the class, or a
+        keyword argument of that name), at least one."""
+        out = set()
+        doc = _docstrings(target)
+        for p in target.params:
+            if not is_jagged_name(p, self.patterns) or is_jagged_name(p, PAIRED_VALUES):
+                continue
+            if is_jagged_name(p, COMPLETE_BY_NAME) or any(p in line and _DOCUMENTED_COMPLETE.search(line) for line in doc):
+                out.add(p)
+                continue
+            verdicts = self._argument_verdicts(target, p)
+            if verdicts and all(verdicts):
+                out.add(p)
+        return out
+
+    def _argument_verdicts(self, target: Target, param: str) -> list[bool]:
+        src = self.ctx.source
+        out = [complete_expression(self.ctx, v) for v in _keyword_values(src, param)]
+        if target.cls is not None:
+            for call in self._instance_calls(target.key):
+                args = self._bind(call, target)
+                if args is not None and param in args and not _is_keyword_value(args[param]):
+                    out.append(complete_expression(self.ctx, args[param]))
+        for summary in self._project_summaries().values():
+            out += [ok for name, ok in summary.get("complete_kw", ()) if name == param]
+        return out
+
+    def _instance_calls(self, key: str) -> list[Node]:
+        """Calls of instances of class `key` made in this file: `m = K(...); m(...)`,
+        `self.enc = K(...); self.enc(...)`, `K(...)(...)`."""
+        src, out = self.ctx.source, []
+        for ident in src.identifiers(key):
+            make = ident.parent
+            if make is None or make.type != "call" or make.child_by_field_name("function") != ident:
+                continue
+            if make.parent is not None and make.parent.type == "call" and make.parent.child_by_field_name("function") == make:
+                out.append(make.parent)
+                continue
+            bind = make.parent
+            left = bind.child_by_field_name("left") if bind is not None and bind.type == "assignment" else None
+            if left is None or left.type not in ("identifier", "attribute"):
+                continue
+            name = text(left) if left.type == "identifier" else text(left.child_by_field_name("attribute"))
+            for use in src.identifiers(name):
+                callee = use if left.type == "identifier" else use.parent
+                if callee is None or text(callee) != text(left):
+                    continue
+                call = callee.parent
+                if call is not None and call.type == "call" and call.child_by_field_name("function") == callee:
+                    out.append(call)
+        return out
+
+    def complete_keywords(self) -> list[tuple[str, bool]]:
+        """(name, complete) for the jagged keyword arguments of this file's calls (summary)."""
+        src, out = self.ctx.source, set()
+        names = {m.decode() for m in _KEYWORD.findall(src.data)}
+        for name in names:
+            if is_jagged_name(name, self.patterns) and not is_jagged_name(name, PAIRED_VALUES):
+                out |= {(name, complete_expression(self.ctx, v)) for v in _keyword_values(src, name)}
+        return sorted(out)
 
     def _compiled_defs(self) -> list[Node]:
         """Functions given to torch.compile / aot_compile, or decorated with torch.compile."""
@@ -815,6 +946,77 @@ class Model:
         return None
 
 
+_AUTOGRAD_FUNCTIONS = {"torch.autograd.Function", "torch.autograd.function.Function"}
+
+
+def _decorators(func: Node) -> set[str]:
+    parent = func.parent
+    if parent is None or parent.type != "decorated_definition":
+        return set()
+    return {text(d.named_children[0]).rsplit(".", 1)[-1] for d in parent.named_children
+            if d.type == "decorator" and d.named_children}
+
+
+_KEYWORD = re.compile(rb"[(,]\s*([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def _keyword_values(src, name: str) -> list[Node]:
+    out = []
+    for ident in src.identifiers(name):
+        kw = ident.parent
+        if kw is not None and kw.type == "keyword_argument" and kw.child_by_field_name("name") == ident:
+            out.append(kw.child_by_field_name("value"))
+    return out
+
+
+def _is_keyword_value(node: Node) -> bool:
+    return node.parent is not None and node.parent.type == "keyword_argument"
+
+
+def _docstrings(target: Target) -> list[str]:
+    """Lines of the forward's docstring and of its class's."""
+    out = []
+    for owner in (target.func, target.cls):
+        body = owner.child_by_field_name("body") if owner is not None else None
+        first = body.named_children[0] if body is not None and body.named_children else None
+        if first is not None and first.type == "expression_statement" and first.named_children \
+                and first.named_children[0].type == "string":
+            out += text(first.named_children[0]).splitlines()
+    return out
+
+
+def complete_expression(ctx, node: Node | None, depth: int = 0) -> bool:
+    """Offsets with a leading zero: `asynchronous_complete_cumsum(l)`, `torch.cat([zeros(1),
+    cumsum(l)])`, `F.pad(cumsum(l), (1, 0))`, `cu_seqlens`, or a name bound only to those in
+    its function."""
+    node = unparen(node) if node is not None else None
+    if node is None or depth > 4:
+        return False
+    if node.type == "call":
+        parts = dotted_parts(node.child_by_field_name("function")) or []
+        pos, kw, _ = call_args(node)
+        if parts and parts[-1] in COMPLETE_CUMSUMS:
+            return True
+        if parts and parts[-1] in ("cat", "concat", "concatenate"):
+            seq = unparen(pos[0]) if pos else None
+            return seq is not None and seq.type in ("list", "tuple") and bool(seq.named_children) \
+                and _nonempty_constant(seq.named_children[0])
+        if parts and parts[-1] == "pad" and len(pos) > 1 and unparen(pos[1]).type in ("tuple", "list"):
+            amounts = unparen(pos[1]).named_children
+            return bool(amounts) and (int_value(amounts[0]) or 0) > 0
+        return False
+    if node.type == "identifier":
+        name = text(node)
+        if is_jagged_name(name, COMPLETE_BY_NAME):
+            return True
+        scope = _scope_node(node)
+        values = [n.child_by_field_name("right") for n in walk(scope) if n.type == "assignment"
+                  and n.child_by_field_name("left") is not None and text(n.child_by_field_name("left")) == name
+                  and n.start_byte < node.start_byte]
+        return bool(values) and all(complete_expression(ctx, v, depth + 1) for v in values)
+    return False
+
+
 def plain_expression(node: Node) -> bool:
     """A name, attribute or constant subscript: safe to evaluate twice, stable to compare."""
     node = unparen(node)
@@ -895,11 +1097,15 @@ class Flow:
     """Jagged taint through one function (flow-insensitive: a name is jagged if any of its
     assignments is), the size-sensitive sites on it, and the guards in front of them."""
 
-    def __init__(self, ctx, target: Target, patterns: Iterable[str]):
+    def __init__(self, ctx, target: Target, patterns: Iterable[str], complete: Iterable[str] = ()):
         self.ctx = ctx
+        self.complete = frozenset(complete)  # offsets with a leading zero: never empty
         self.target = target
         self.params = list(target.params)
         self.jagged = [p for p in self.params if is_jagged_name(p, patterns)]
+        # the values of a jagged pair (any rank) are empty when every row is
+        self.values = [p for p in self.params if self.jagged and p not in self.jagged and is_jagged_name(p, PAIRED_VALUES)]
+        self.jagged += self.values
         self.assigns: dict[str, list[Node]] = {}
         for n in walk(target.body):
             if n.type == "assignment":
@@ -910,7 +1116,7 @@ class Flow:
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     self.assigns.setdefault(text(left), []).append(n)
-        self.taint: dict[str, Taint] = {p: Taint(frozenset({p}), True, p) for p in self.jagged}
+        self.taint: dict[str, Taint] = {p: Taint(frozenset({p}), p not in self.complete, p) for p in self.jagged}
         for _ in range(8):
             changed = False
             for name, values in self.assigns.items():
@@ -967,6 +1173,10 @@ class Flow:
     def _call_taint(self, node: Node, depth: int) -> Taint | None:
         func = node.child_by_field_name("function")
         pos, kw, _ = call_args(node)
+        parts = dotted_parts(func) if func.type in ("identifier", "attribute") else None
+        if parts and parts[-1] in COMPLETE_CUMSUMS and pos:  # fbgemm: offsets with a leading zero
+            first = self.taint_of(pos[0], depth + 1)
+            return Taint(first.roots, False, None) if first is not None else None
         qual = self.ctx.names.resolve(func) if func.type in ("identifier", "attribute") else None
         if qual is not None and qual.startswith("torch."):
             return self._torch_taint(qual, pos, kw, depth)

@@ -140,7 +140,6 @@ _DTYPES = {"float": "torch.float32", "double": "torch.float64", "half": "torch.f
            "long": "torch.int64", "int": "torch.int32", "bool": "torch.bool"}
 _SUMS = {"sum", "mean", "amax", "amin", "prod", "logsumexp", "nansum"}
 _SHAPE_LAYERS = {"ReLU", "GELU", "SiLU", "Dropout", "LayerNorm", "Identity", "Sigmoid", "Tanh", "Softmax", "BatchNorm1d"}
-_DIM_ATTRS = ("output_dim", "out_dim", "out_features", "emb_dim", "embedding_dim", "embed_dim", "hidden_dim", "d_model")
 
 
 def _drop_first(dims: list[tuple]) -> list[tuple] | None:
@@ -177,7 +176,7 @@ class Shapes:
         flow = self.flow
         if t == "identifier":
             name = text(node)
-            if name in flow.jagged:
+            if name in flow.jagged and name not in flow.values:  # lengths / offsets: 1-D
                 return Shape([("d", f"{name}.shape[0]")], name)
             if name in flow.params:
                 return Shape([("r", name, 0, None)], name)
@@ -420,36 +419,50 @@ def final_return(target: Target) -> Node | None:
 
 
 def empty_value(ctx, flow: Flow, target: Target, guard: list[str]) -> Code:
-    """What the function returns on empty input, as code over its parameters (and `self`).
-    Parts that could not be inferred are placeholders (a guess as their default)."""
-    zero = {f"{guard[0]}.shape[0]"} if len(guard) == 1 and guard[0] in flow.jagged else set()
+    """What the function returns on empty input, as code over its parameters (and `self`):
+    each output with the rank, dtype and device the return expression gives it. Where one
+    output (or their count) cannot be inferred there is no early return to offer: a guessed
+    `torch.zeros(0)` has the wrong rank or arity for most forwards (CannotFix)."""
+    zero = {f"{guard[0]}.shape[0]"} if len(guard) == 1 and guard[0] in flow.jagged and guard[0] not in flow.values else set()
     device = flow.jagged[0] if flow.jagged else (flow.params[0] if flow.params else "self")
     shapes = Shapes(ctx, flow, target)
-    guess = f"torch.zeros(0, device={device}.device)"
-    for name in _DIM_ATTRS:
-        if name in shapes.attrs:
-            first = "0" if zero else f"{device}.shape[0]"
-            guess = f"torch.zeros({first}, self.{name}, device={device}.device)"
-            break
     ret = final_return(target)
     if ret is None or ret.named_child_count != 1:
-        return Code.of(guess, True)
+        raise CannotFix("what the function returns is not known")
+    expr = unparen(ret.named_children[0])
+    items = [i for i in expr.named_children if i.type != "comment"] if expr.type in ("expression_list", "tuple") else [expr]
+    if any(_arity(r) != (len(items) if expr.type in ("expression_list", "tuple") else None) for r in _returns(target)):
+        raise CannotFix("its return statements differ in the number of outputs")
 
     def one(item: Node) -> Code:
         shape = shapes.of(item)
-        if shape is None:
-            return Code.of(guess, True)
-        rendered = render_zeros(shape, zero, device)
-        return Code.of(rendered) if _only_inputs_in(rendered, flow) else Code.of(guess, True)
+        rendered = render_zeros(shape, zero, device) if shape is not None else None
+        if rendered is None or not _only_inputs_in(rendered, flow):
+            raise CannotFix(f"the shape of `{text(item)}` on empty input is not known")
+        return Code.of(rendered)
 
-    expr = unparen(ret.named_children[0])
     if expr.type not in ("expression_list", "tuple"):
         return one(expr)
-    items = [i for i in expr.named_children if i.type != "comment"]
     code = Code.of("(")
     for i, item in enumerate(items):
         code = (code + ", " if i else code) + one(item)
     return code + ("," if len(items) == 1 else "") + ")"
+
+
+def _returns(target: Target) -> list[Node]:
+    from aoti_lsp.jagged import walk
+
+    return [n for n in walk(target.body) if n.type == "return_statement"]
+
+
+def _arity(ret: Node) -> int | None | str:
+    """Outputs of a return statement: a count for a tuple, None for one value, "?" for none."""
+    if ret.named_child_count != 1:
+        return "?"
+    expr = unparen(ret.named_children[0])
+    if expr.type in ("expression_list", "tuple"):
+        return len([i for i in expr.named_children if i.type != "comment"])
+    return None
 
 
 def _only_inputs_in(code: str, flow: Flow) -> bool:
@@ -543,7 +556,8 @@ def guard_top(ctx, flow: Flow, target: Target, params: list[str]) -> Fix:
     value = empty_value(ctx, flow, target, params)
     code = Code.of(f"if {condition(params)}:\n{indent}{unit}return ") + value + f"\n{indent}"
     who = " or ".join(f"`{p}`" for p in params)
-    return build_fix(f"Return early when {who} is empty", [(anchor.start_byte, anchor.start_byte, code)], Applicability.SAFE)
+    # display-only: no export of this forward is visible, but if one exists the check is dropped
+    return build_fix(f"Return early when {who} is empty", [(anchor.start_byte, anchor.start_byte, code)], Applicability.DISPLAY)
 
 
 # -- fix 1b: guard the calls of a loaded package ----------------------------------------------
@@ -611,7 +625,9 @@ def guard_callers(ctx, model: Model, flow: Flow, target: Target, params: list[st
 
 
 # -- fix 2: empty-safe rewrites ------------------------------------------------------------------
-def rewrite(ctx, flow: Flow, site: Site) -> Fix:
+def rewrite(ctx, flow: Flow, site: Site, certain: bool = True) -> Fix:
+    """Unsafe where the site is certainly in a package's forward (`certain`), else display-only."""
+    tier = Applicability.UNSAFE if certain else Applicability.DISPLAY
     if site.kind != "last" or site.op not in ("[-1]", "[..., -1]"):
         raise CannotFix("no empty-safe form known")
     src = ctx.source
@@ -622,7 +638,7 @@ def rewrite(ctx, flow: Flow, site: Site) -> Fix:
             raise CannotFix("cumsum runs along another dim than the one indexed")
         new = f"{lengths}.sum({dim}{', dtype=' + dtype if dtype else ''})"
         return Fix(f"Use `{new}` (0 on empty input) instead of `{src.node_text(site.node)}`",
-                   (Edit(site.node.start_byte, site.node.end_byte, new),), Applicability.UNSAFE)
+                   (Edit(site.node.start_byte, site.node.end_byte, new),), tier)
     tensor = unparen(site.tensor)
     if site.op != "[-1]" or not simple_arg(tensor):
         raise CannotFix("no empty-safe form known")
@@ -633,7 +649,7 @@ def rewrite(ctx, flow: Flow, site: Site) -> Fix:
     x = text(tensor)
     new = f"torch.cat([{x}.new_zeros(1), {x}])[-1]"
     return Fix(f"Prepend a zero to `{x}` so that `{x}[-1]` is 0 on empty input",
-               (Edit(site.node.start_byte, site.node.end_byte, new),), Applicability.UNSAFE)
+               (Edit(site.node.start_byte, site.node.end_byte, new),), tier)
 
 
 def _cumsum(ctx, flow: Flow, site: Site) -> tuple[str, int, str | None, bool] | None:

@@ -87,7 +87,7 @@ class EmptyJaggedInput(Rule):
     requires_any = ("def forward", "torch.compile", "aot_compile", "@compile")  # not re.compile
     # files that only export a model or call a package still need a summary (cross-file)
     summary_triggers = ("export(", "export_for_training", "draft_export", "aot_compile", "aoti_compile_and_package",
-                        "load_package", "aot_load")
+                        "load_package", "aot_load", "offsets=", "complete_cumsum")  # + callers' complete offsets
     explanation = f"""\
 Jagged batches come as flat `values` plus per-row `lengths` (or `offsets`). A request with
 no rows gives a `lengths` of size 0, and a batch whose rows are all empty gives `values` with
@@ -142,24 +142,110 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
   `torch.zeros(0, self.emb_dim, device=lengths.device)` when the module has an `emb_dim`);
   the CLI does not apply snippets."""
     invalid = (
-        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        offsets = torch.cumsum(lengths, 0)\n        return values.sum(0) / offsets[-1]\n"),
-        ("import torch\n\nclass Last(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        idx = (torch.cumsum(lengths, 0) - 1).clamp(min=0)\n        return values.index_select(0, idx)\n"),
-        ("import torch\n\nclass Starts(torch.nn.Module):\n    def forward(self, values, offsets):\n"
-        "        return values[offsets[:-1]]\n"),
+        """# in a package's forward (the artifact graph: Pool is AOT-compiled): the rewrite is an unsafe fix
+import torch
+
+class Pool(torch.nn.Module):
+    def forward(self, values, lengths):
+        offsets = torch.cumsum(lengths, 0)
+        return values.sum(0) / offsets[-1]
+
+ep = torch.export.export(Pool(), (torch.randn(4, 8), torch.tensor([1, 3])))
+torch._inductor.aoti_compile_and_package(ep, package_path="pool.pt2")
+""",
+        """# a forward in a file that loads AOTI packages: a package may run it (fixes display-only)
+import torch
+
+class Last(torch.nn.Module):
+    def forward(self, values, lengths):
+        idx = (torch.cumsum(lengths, 0) - 1).clamp(min=0)
+        return values.index_select(0, idx)
+
+runner = torch._inductor.aoti_load_package("last.pt2")
+""",
+        """# the values of a jagged pair are jagged too: `values[-1:]` segfaults in the package when N = 0
+import torch
+
+class BagTail(torch.nn.Module):
+    def forward(self, values, lengths):
+        return values[-1:].sum(0) * lengths.shape[0]
+
+ep = torch.export.export(BagTail(), (torch.randn(5, 4), torch.tensor([2, 3])))
+torch._inductor.aoti_compile_and_package(ep, package_path="bag_tail.pt2")
+""",
+        """# offsets that nothing shows to be complete (no caller passes them, no docstring says so)
+import torch
+
+class Starts(torch.nn.Module):
+    def forward(self, values, offsets):
+        return values[offsets[:-1]]
+
+ep = torch.export.export(Starts(), (torch.randn(5, 4), torch.tensor([0, 2, 5])))
+""",
     )
     valid = (
-        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        return values.sum(0) / lengths.sum().clamp(min=1)\n"),
-        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        offsets = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])\n"
-        "        return values.sum(0) / offsets[-1].clamp(min=1)\n"),
-        ("import torch\n\nclass Head(torch.nn.Module):\n    def forward(self, hidden_states, attention_mask):\n"
-        "        return hidden_states[:, -1]\n"),
-        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
-        "        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n"),
+        """# empty-safe forms
+import torch
+
+class Pool(torch.nn.Module):
+    def forward(self, values, lengths):
+        offsets = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])
+        return values.sum(0) / lengths.sum().clamp(min=1) + offsets[-1]
+
+runner = torch._inductor.aoti_load_package("pool.pt2")
+""",
+        """# a tensor that is not jagged
+import torch
+
+class Head(torch.nn.Module):
+    def forward(self, hidden_states, attention_mask):
+        return hidden_states[:, -1]
+
+runner = torch._inductor.aoti_load_package("head.pt2")
+""",
+        """# complete offsets (B + 1 entries, a leading zero): every caller in the project passes them
+import torch
+
+class Encoder(torch.nn.Module):
+    def forward(self, x, x_offsets):
+        seq_lengths = x_offsets[1:] - x_offsets[:-1]
+        return x * x_offsets[-1] + seq_lengths.sum()
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    def forward(self, x, lengths):
+        return self.encoder(x, x_offsets=torch.ops.fbgemm.asynchronous_complete_cumsum(lengths))
+
+runner = torch._inductor.aoti_load_package("model.pt2")
+""",
+        """# out of scope: an autograd.Function (a training op's wrapper), even beside an export
+import torch
+
+class JaggedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, values, offsets):
+        ctx.save_for_backward(offsets)
+        return values.sum(0) / offsets[-1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (offsets,) = ctx.saved_tensors
+        return grad / offsets[-1], None
+
+ep = torch.export.export(Other(), (torch.randn(4, 8),))
+""",
+        """# out of scope: nothing in the project exports, AOT-compiles or loads a package (torch.compile is not AOTI)
+import torch
+
+class Pool(torch.nn.Module):
+    def forward(self, values, lengths):
+        return values.sum(0) / torch.cumsum(lengths, 0)[-1]
+
+fast = torch.compile(Pool())
+""",
     )
 
     def wants(self, source, config):
@@ -187,7 +273,10 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
     def check(self, ctx):
         model = Model(ctx, self.code)
         for target in model.targets():
-            flow = Flow(ctx, target, model.patterns)
+            scope = model.scope(target)
+            if scope is None:
+                continue  # no AOTI package runs it (the scope policy on the rule page)
+            flow = Flow(ctx, target, model.patterns, model.complete_params(target))
             if not flow.sites:
                 continue
             exports = model.exports_of(target)
@@ -215,7 +304,8 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
                 why = str(exc)
             for site, opened, opened_ext in pending:
                 try:
-                    better = rewrite(ctx, flow, site)
+                    # certain only in a package's forward: applied by --unsafe-fixes there, shown elsewhere
+                    better = rewrite(ctx, flow, site, certain=scope == "package")
                 except CannotFix:
                     better = None
                 message = what_happens(site)

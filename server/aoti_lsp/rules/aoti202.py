@@ -30,7 +30,7 @@ class GuardDroppedByExport(Rule):
     requires_any = ("def forward", "aot_compile(")
     # files that only export a model or call a package still need a summary (cross-file)
     summary_triggers = ("export(", "export_for_training", "draft_export", "aot_compile", "aoti_compile_and_package",
-                        "load_package", "aot_load")
+                        "load_package", "aot_load", "offsets=", "complete_cumsum")  # + callers' complete offsets
     explanation = """\
 `torch.export` traces dynamic dims as if they were >= 2, even with `Dim("B", min=0)` (and it
 refuses an example input of size 0 or 1 on a dynamic dim). A shape test on an input is
@@ -84,7 +84,7 @@ placeholder. Otherwise no fix: the related information says where the check must
     def relevant(self, source, project):
         """Only a forward whose class is exported matters: this file exports something, or
         another file of the project exports a class this file defines."""
-        if project is None or any(map(source.has, self.summary_triggers)):
+        if project is None or any(map(source.has, self.summary_triggers[:7])):  # the export/compile/load tokens
             return True
         names = {(export[1] or export[0]).rsplit(".", 1)[-1] for code in SUMMARY_CODES
                  for summary in project.of(code).values() for export in summary.get("exports", ())}
@@ -99,8 +99,8 @@ placeholder. Otherwise no fix: the related information says where the check must
         model = Model(ctx, self.code)
         for target in model.targets():
             exports = model.exports_of(target)
-            if not exports:
-                continue
+            if not exports or model.scope(target) != "package":
+                continue  # only an AOTI package is known to run without the guard
             flow = Flow(ctx, target, model.patterns)
             calls = None
             for node, stmt, form in guard_statements(target):
