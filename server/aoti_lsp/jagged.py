@@ -264,6 +264,9 @@ def empty_tests(cond: Node) -> list[Tested]:
     `and` / `or` / `not`, never a size inside another comparison (`n >= lengths.shape[0]` is
     true for an empty batch: no emptiness test)."""
     cond = unparen(cond)
+    if cond.type == "call" and (dotted_parts(cond.child_by_field_name("function")) or [""])[-1] in ("tensor", "as_tensor"):
+        pos, _, _ = call_args(cond)  # `torch._assert_async(torch.tensor(lengths.shape[0] > 0))`
+        return empty_tests(pos[0]) if len(pos) == 1 else []
     if cond.type == "not_operator":
         arg = cond.child_by_field_name("argument")
         return empty_tests(arg) if arg is not None else []
@@ -275,12 +278,12 @@ def empty_tests(cond: Node) -> list[Tested]:
 
 
 def is_check_call(node: Node) -> Node | None:
-    """`torch._check(cond)` / `torch._check_with(...)`: the condition."""
+    """`torch._check(cond)` / `torch._check_with(...)` / `torch._assert_async(cond)`: the condition."""
     if node.type != "call":
         return None
     func = node.child_by_field_name("function")
     parts = dotted_parts(func) if func is not None else None
-    if not parts or parts[-1] not in ("_check", "_check_with"):
+    if not parts or parts[-1] not in ("_check", "_check_with", "_assert_async"):
         return None
     pos, kw, _ = call_args(node)
     if parts[-1] == "_check_with":
@@ -1252,7 +1255,13 @@ class Flow:
         if not self.jagged:
             return []
         out: list[Site] = []
+        skip: list[Node] = []  # measured: a package never runs `torch._assert_async`, nor what only feeds it
         for n in walk(self.target.body):
+            if skip and any(a.start_byte <= n.start_byte < a.end_byte for a in skip):
+                continue
+            if n.type == "call" and _assert_async(n):
+                skip.append(n)
+                continue
             if n.type == "subscript":
                 out += self._subscript_site(n)
             elif n.type == "call":
@@ -1395,6 +1404,11 @@ def _nonempty_constant(node: Node) -> bool:
     return False
 
 
+def _assert_async(call: Node) -> bool:
+    parts = dotted_parts(call.child_by_field_name("function"))
+    return bool(parts) and parts[-1] == "_assert_async"
+
+
 def guard_statements(target: Target) -> Iterator[tuple[Node, Node, str]]:
     """Empty-input guards in a function: (flagged node, statement, form) where form is
     `if`, `check` (torch._check) or `cond` (torch.cond)."""
@@ -1407,6 +1421,8 @@ def guard_statements(target: Target) -> Iterator[tuple[Node, Node, str]]:
             named = n.named_children
             if len(named) == 3 and empty_tests(named[1]):
                 yield named[1], n, "if"
+        elif n.type == "assert_statement" and n.named_child_count and empty_tests(n.named_children[0]):
+            yield n.named_children[0], n, "assert"
         elif n.type == "call":
             cond = is_check_call(n)
             if cond is not None and empty_tests(cond):

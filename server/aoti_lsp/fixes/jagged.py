@@ -714,7 +714,7 @@ def move_guard(ctx, model: Model, flow: Flow, target: Target, stmt: Node, form: 
         if len(body) != 1 or body[0].type not in ("return_statement", "raise_statement"):
             raise CannotFix("the guard does more than return or raise")
         cond, action = stmt.child_by_field_name("condition"), body[0]
-    elif form == "check":
+    elif form in ("check", "assert"):
         cond, action = stmt, None
     else:
         raise CannotFix("torch.cond cannot be moved automatically")
@@ -738,7 +738,7 @@ def move_guard(ctx, model: Model, flow: Flow, target: Target, stmt: Node, form: 
             mapping["self"] = var
         if _already(flow, site, cond if action is not None else None, args):
             continue
-        if form == "check":
+        if form in ("check", "assert"):
             new = substitute(src.node_text(stmt), mapping)
             anchor = statement_of_call(site.call)
             if new is None or anchor is None:
