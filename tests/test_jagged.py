@@ -289,3 +289,15 @@ def test_guard_in_a_class_nobody_exports_is_not_even_parsed():
     src = Source.from_text(code, "/ws/pool.py")
     assert rule.relevant(src, project)
     assert [f.code for f in analyze(src, only, project=project).findings] == ["AOTI202"]
+
+
+def test_fix_all_leaves_training_code_byte_identical():
+    """The issue's regression: --fix --unsafe-fixes (run for AOTI001) rewrote training code."""
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "fixtures" / "AOTI201"
+    before = (folder / "training.in.py").read_text()
+    after = fix_source(Source.from_text(before, str(folder / "training.in.py")), Config(), unsafe=True).data.decode()
+    served = before.index("class Served")
+    assert after[:served] == before[:served]  # JaggedMean (autograd) and Trained (no package)
+    assert "return values.sum(0) / lengths.sum(0)" in after[served:]
