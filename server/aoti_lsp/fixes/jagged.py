@@ -1,16 +1,17 @@
 """Quick fixes for empty jagged inputs (AOTI201, AOTI202).
 
-1. An early return when the input is empty, placed where it works: at the top of the
-   function for eager / torch.compile code; around the calls of the loaded package for an
-   exported model (inside the exported forward torch.export drops it).
+1. An early return when the input is empty, placed where it works: around the calls of the
+   loaded package for an exported model (inside the exported forward torch.export drops it);
+   at the top of the function where no export is visible (display-only).
 2. Empty-safe rewrites: `cumsum(l, 0)[-1]` -> `l.sum(0)`; `offsets[-1]` -> the last element of
-   the offsets with a leading zero.
+   the offsets with a leading zero. Unsafe in a package's forward (the artifact graph says
+   so), display-only elsewhere.
 3. AOTI202: move a guard out of an exported forward to the callers of the package.
 
 The value returned on empty input is inferred from the function's return expression (a
 small shape evaluator over tree-sitter nodes: parameters, `index_select`, `sum(0)`,
-`nn.Linear`, arithmetic...). Where it cannot be inferred, the fix is an editor snippet with
-a placeholder: the CLI never applies it.
+`nn.Linear`, arithmetic...), output by output; where one cannot be inferred there is no
+early return (a guess would have the wrong rank or arity).
 """
 
 from __future__ import annotations

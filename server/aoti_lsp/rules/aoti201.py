@@ -107,40 +107,63 @@ torch 2.13 on CPU:
 The error text names the kernel (`Exception raised from cpp_fused_... at ....kernel.cpp:<line>`),
 never your line: this rule points at it before you ship.
 
-Jagged inputs are the parameters of a `forward` (or of a function given to `torch.compile`
-or `aot_compile`) named like {_NAMES}, and what is computed from them (`cumsum`, arithmetic,
-`clamp`, `torch.where`, slicing). Set your own list under `[tool.aoti-lsp.options]`:
+Jagged inputs are the parameters of a `forward` (or of a function given to `aot_compile`)
+named like {_NAMES}; beside one of those, the flat data of the pair (`values`, `*_values`)
+is jagged too (all rows empty: N = 0, and `values[-1:]` segfaults in the package, measured).
+What is computed from them (`cumsum`, arithmetic, `clamp`, `torch.where`, slicing) is
+jagged as well. Set your own list under `[tool.aoti-lsp.options]`:
 `jagged-names = ["lengths", "*_lens"]` (shell-style patterns; it replaces the default list).
+
+**Scope: code an AOTI package runs.**
+- *Certain*: the class's `forward` (or the function) is AOT-compiled in the project, by the
+  artifact graph: `aoti_compile_and_package(torch.export.export(Model(), ...))` or
+  `torch._export.aot_compile(Model(), ...)`, in this file or another. Fixes are applied
+  there (the rewrite under `--unsafe-fixes`).
+- *Possible*: where no such compile is visible, an `nn.Module.forward` in a file that
+  exports, AOT-compiles or loads a package (or of a class exported elsewhere). Reported, but
+  every fix is display-only: the editor offers it, `--fix` never applies it.
+- *Out of scope*, never reported: `autograd.Function.forward` / `backward` (a training op's
+  wrapper, e.g. around Triton kernels), a file with no export/AOTI evidence, functions only
+  given to `torch.compile` (it specialises sizes 0 and 1 and keeps guards: not AOTI).
 
 Not reported: empty-safe forms (offsets with a leading zero such as
 `torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])`, `lengths.sum()`,
 `repeat_interleave` + `index_add`, `segment_reduce`), tensors that are not jagged
-(`hidden_states[:, -1]`), indexing module weights, and code behind an effective guard. In
-eager and `torch.compile` code a check before the operation (`if lengths.numel() == 0:
-return ...`, an enclosing `if`, `torch._check`, `assert`) is effective; for indices the check
-must be on the indexed tensor (`values.numel() == 0`) or on `lengths.sum()`, since lengths
-of `[0, 0]` are not empty but give N = 0. In a model that is exported (`torch.export.export`,
-`aot_compile`, in this file or elsewhere in the workspace) such a check inside `forward` is
-dropped (AOTI202): only a check around the calls of the loaded package counts."""
+(`hidden_states[:, -1]`), indexing module weights, a read that only feeds
+`torch._assert_async` (measured: the package never runs it), and code behind an effective
+guard. **Complete offsets** (B + 1 entries with a leading zero) are never empty, so
+`offsets[-1]`, `offsets[:-1]` and `offsets[1:] - offsets[:-1]` are safe on them: offsets
+built by `torch.ops.fbgemm.asynchronous_complete_cumsum`, by a `cumsum` with a prepended
+zero, named `cu_seqlens*` (flash-attn documents them as `(batch_size + 1,)`), documented so
+in the docstring (`x_offsets: (B + 1,)`, "leading zero"), or passed so by every caller the
+project shows (an instance of the class called in this file, or a keyword argument of that
+name anywhere in the project). Where a check is effective: a check before the operation
+(`if lengths.numel() == 0: return ...`, an enclosing `if`, `torch._check`, `assert`) counts
+where no export is visible; for indices the check must be on the indexed tensor
+(`values.numel() == 0`) or on `lengths.sum()`, since lengths of `[0, 0]` are not empty but
+give N = 0. In a model that is exported (in this file or elsewhere in the workspace) such a
+check inside `forward` is dropped (AOTI202): only a check around the calls of the loaded
+package counts."""
     fix_explanation = """\
-- **Empty-safe rewrite** (offered first where the pattern is known; unsafe: for float
-  tensors the summation order changes): `torch.cumsum(lengths, 0)[-1]` (directly or through
-  a variable) becomes `lengths.sum(0)`; another jagged `offsets[-1]` becomes
-  `torch.cat([offsets.new_zeros(1), offsets])[-1]`, 0 on empty input. Both work in eager,
-  under `torch.compile` and in an AOTI package.
-- **Early return when the input is empty** (safe: nothing changes on non-empty input). In
-  eager / `torch.compile` code it goes at the top of the function:
-  `if lengths.numel() == 0: return <empty value>`. For an exported model it goes around every
-  call of the loaded package in the file (`out = runner(values, lengths)` becomes an
+- **Empty-safe rewrite** (offered first where the pattern is known): `torch.cumsum(lengths,
+  0)[-1]` (directly or through a variable) becomes `lengths.sum(0)`; another jagged
+  `offsets[-1]` becomes `torch.cat([offsets.new_zeros(1), offsets])[-1]`, 0 on empty input.
+  Both work in eager, under `torch.compile` and in an AOTI package. Unsafe (for float tensors
+  the summation order changes) where the forward is certainly a package's; display-only
+  elsewhere, so `--fix --unsafe-fixes` never edits code that no package is shown to run.
+- **Early return when the input is empty**: around every call of the loaded package in the
+  file for an exported model (safe: `out = runner(values, lengths)` becomes an
   `if lengths.numel() == 0: out = ... else: out = runner(values, lengths)`), since torch.export
-  would drop it inside `forward`. For indexing the check is on the indexed tensor
-  (`values.numel() == 0`).
-  The empty value is inferred from the return expression: parameters, `index_select`,
-  `gather`, `sum(0)`, `nn.Linear`/`nn.Embedding` layers of `__init__`, arithmetic; for
+  would drop it inside `forward`; at the top of `forward` where no export is visible
+  (display-only: if the model is exported after all, the check is dropped). For indexing the
+  check is on the indexed tensor (`values.numel() == 0`).
+  The empty value matches every output of the function, in number, rank, dtype and device,
+  inferred from the return expression: parameters, `index_select`, `gather`, `sum(0)`,
+  `nn.Linear`/`nn.Embedding` layers of `__init__`, arithmetic; for
   `values.index_select(0, idx)` it is `values.new_zeros((lengths.shape[0], *values.shape[1:]))`.
-  Where it cannot be inferred the editor gets a snippet with a placeholder (for example
-  `torch.zeros(0, self.emb_dim, device=lengths.device)` when the module has an `emb_dim`);
-  the CLI does not apply snippets."""
+  Where one output cannot be inferred, or the return statements differ in their number of
+  outputs, no early return is offered (a guessed `torch.zeros(0)` has the wrong shape)."""
+
     invalid = (
         """# in a package's forward (the artifact graph: Pool is AOT-compiled): the rewrite is an unsafe fix
 import torch
