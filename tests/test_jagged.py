@@ -301,3 +301,111 @@ def test_fix_all_leaves_training_code_byte_identical():
     served = before.index("class Served")
     assert after[:served] == before[:served]  # JaggedMean (autograd) and Trained (no package)
     assert "return values.sum(0) / lengths.sum(0)" in after[served:]
+
+
+# -- scope and facts of issue 20 ------------------------------------------------------------------
+def test_autograd_function_and_backward_are_out_of_scope():
+    code = ("import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, values, offsets):\n"
+            "        return values.sum(0) / offsets[-1]\n\n    @staticmethod\n    def backward(ctx, grad):\n"
+            "        return grad, None\n" + EVIDENCE)
+    assert not findings(code, "AOTI201")
+    from_import = code.replace("import torch\n", "import torch\nfrom torch.autograd import Function\n").replace(
+        "(torch.autograd.Function)", "(Function)")
+    assert not findings(from_import, "AOTI201")
+    # the same body in an nn.Module forward is reported
+    assert findings(model("return values.sum(0) / offsets[-1]", "values, offsets"), "AOTI201")
+
+
+def test_no_aoti_evidence_no_finding():
+    body = "return values.sum(0) / offsets[-1]"
+    assert not findings(model(body, "values, offsets", evidence=False), "AOTI201")
+    assert findings(model(body, "values, offsets"), "AOTI201")
+
+
+@pytest.mark.parametrize("caller,silent", [
+    ("self.inner(x, torch.ops.fbgemm.asynchronous_complete_cumsum(lengths))", True),
+    ("self.inner(x, offsets=torch.cat([lengths.new_zeros(1), lengths.cumsum(0)]))", True),
+    ("self.inner(x, torch.nn.functional.pad(lengths.cumsum(0), (1, 0)))", True),
+    ("self.inner(x, lengths.cumsum(0))", False),
+    ("self.inner(x, offsets=lengths.cumsum(0))", False),
+])
+def test_complete_offsets_followed_from_the_callers(caller, silent):
+    code = textwrap.dedent(f"""\
+        import torch
+
+
+        class Inner(torch.nn.Module):
+            def forward(self, x, offsets):
+                return x[: offsets[-1]] * (offsets[1:] - offsets[:-1]).sum()
+
+
+        class Outer(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+
+            def forward(self, x, lengths):
+                return {caller}
+        """) + EVIDENCE
+    assert (not findings(code, "AOTI201")) == silent
+
+
+def test_complete_offsets_from_another_file():
+    inner = "import torch\n\n\nclass Inner(torch.nn.Module):\n    def forward(self, x, seq_offsets):\n        return x[: seq_offsets[-1]]\n" + EVIDENCE
+    good = "import torch\nfrom inner import Inner\n\ny = Inner()(x, seq_offsets=torch.ops.fbgemm.asynchronous_complete_cumsum(l))\n"
+    bad = "import torch\nfrom inner import Inner\n\ny = Inner()(x, seq_offsets=torch.cumsum(l, 0))\n"
+    project = Project()
+    project.update("pkg/inner.py", summarize(Source.from_text(inner, "pkg/inner.py")))
+    project.update("pkg/good.py", summarize(Source.from_text(good, "pkg/good.py")))
+    assert not findings(inner, "AOTI201", project=project, path="pkg/inner.py")
+    project.update("pkg/bad.py", summarize(Source.from_text(bad, "pkg/bad.py")))
+    assert findings(inner, "AOTI201", project=project, path="pkg/inner.py")
+
+
+def test_complete_offsets_by_name_and_by_docstring():
+    assert not findings(model("return x[: cu_seqlens[-1]]", "x, cu_seqlens"), "AOTI201")
+    documented = model('"""x_offsets: (B + 1,) offsets, leading zero."""\nreturn x[: x_offsets[-1]]', "x, x_offsets")
+    assert not findings(documented, "AOTI201")
+    assert findings(model("return x[: x_offsets[-1]]", "x, x_offsets"), "AOTI201")
+
+
+def test_values_of_a_jagged_pair_are_jagged():
+    (f,) = findings(model("return values[-1:].sum(0) * lengths.shape[0]"), "AOTI201")
+    assert f.message == "`values[-1:]` slices out of bounds when jagged input `values` is empty"
+    # alone (no lengths/offsets beside it) `values` is not jagged
+    assert not findings(model("return values[-1:]", "values, mask"), "AOTI201")
+    # a check of the lengths does not cover it: lengths [0, 0] leave no values
+    assert findings(model("if lengths.numel() == 0:\n    return values\nreturn values[-1:]"), "AOTI201")
+
+
+def test_jagged_tensor_taken_out_of_an_input():
+    body = 'uih_lengths = features["uih.lengths"]\nreturn features["x"] * uih_lengths.max()'
+    (f,) = findings(model(body, "features"), "AOTI201")
+    assert "`uih_lengths.max()`" in f.message and f.fix is None  # no guard can name it at the top
+    assert not findings(model('uih_lengths = self.lengths\nreturn uih_lengths.max()', "features"), "AOTI201")
+
+
+def test_a_project_that_packages_programs_it_cannot_name_brings_its_forwards_in():
+    models = model("return values.sum(0) / offsets[-1]", "values, offsets", evidence=False)
+    helper = ("import torch\n\n\ndef package(ep, path):\n"
+              "    return torch._inductor.aoti_compile_and_package(ep, package_path=path)\n")
+    project = Project()
+    project.update("pkg/models.py", summarize(Source.from_text(models, "pkg/models.py")))
+    assert not findings(models, "AOTI201", project=project, path="pkg/models.py")
+    project.update("pkg/aot.py", summarize(Source.from_text(helper, "pkg/aot.py")))
+    (f,) = findings(models, "AOTI201", project=project, path="pkg/models.py")
+    assert f.fix.applicability == Applicability.DISPLAY  # possible, not certain
+
+
+def test_guard_forms_aoti202_knows_are_the_measured_ones():
+    guards = {
+        "torch._check(values.shape[0] >= lengths.shape[0])": None,  # not an emptiness test
+        "torch._check(lengths.sum().item() > 0)": None,  # kept by the package (measured)
+        "torch._check_is_size(lengths.shape[0])": None,
+        "torch._assert_async(torch.tensor(lengths.shape[0] > 0))": "the AOTI package never runs",
+        "assert lengths.shape[0] > 0": "torch.export drops",
+        "torch._check(lengths.shape[0] > 0)": "torch.export drops",
+    }
+    for guard, said in guards.items():
+        fs = findings(model(guard + "\nreturn values.sum(0)", evidence=False) + EXPORT, "AOTI202")
+        assert [f.message.split(" `")[0] for f in fs] == ([said] if said else []), guard

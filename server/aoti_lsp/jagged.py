@@ -591,6 +591,8 @@ class Model:
         complete = self.complete_keywords()
         if complete:
             out["complete_kw"] = complete
+        if self.unknown_packages:
+            out["aoti_unknown"] = True
         if aoti:
             out["aoti"] = aoti
         return out
@@ -732,6 +734,14 @@ class Model:
                 if qualname == "torch._export.aot_compile"}
         return out
 
+    @shared_property
+    def unknown_packages(self) -> bool:
+        """This file AOT-compiles a program it cannot name (`aoti_compile_and_package(ep)` of
+        an `ep` made elsewhere, e.g. a generic export helper): any model may be in it."""
+        # a key spelt in lower case is what a function returned (`symbolic_trace(model)`), not a class
+        known = {(c.start_byte, c.end_byte) for c, key, _ in self.packages if key[:1].isupper()}
+        return any((c.start_byte, c.end_byte) not in known for c, _ in self.ctx.calls_to(PACKAGERS))
+
     def scope(self, target: Target) -> str | None:
         """The scope policy of AOTI201/AOTI202 (their pages say it):
         "package": an AOTI package certainly runs this code (the artifact graph: its class or
@@ -749,7 +759,10 @@ class Model:
             for key, qual in summary.get("aoti", ()):
                 if key == target.key and _same_module(qual, key, self.ctx.source.path):
                     return "package"
-        return "evidence" if self.evidence or self.exports_of(target) else None
+        if self.evidence or self.exports_of(target) or self.unknown_packages:
+            return "evidence"
+        # a project that AOT-compiles programs it cannot name: its nn.Module forwards may be in them
+        return "evidence" if any(s.get("aoti_unknown") for s in self._project_summaries().values()) else None
 
     # -- complete offsets, followed across calls ---------------------------------------------
     def complete_params(self, target: Target) -> set[str]:
@@ -1119,6 +1132,12 @@ class Flow:
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     self.assigns.setdefault(text(left), []).append(n)
+        # jagged tensors carried in a parameter, named so where they are taken out:
+        # `uih_seq_lengths = grouped_features["uih.sequence_length"]`, `lengths = batch.lengths`
+        self.carried = [n for n, vs in self.assigns.items() if n not in self.params and len(vs) == 1
+                        and is_jagged_name(n, patterns) and not is_jagged_name(n, PAIRED_VALUES)
+                        and self._taken_from_parameter(vs[0])]
+        self.jagged += self.carried
         self.taint: dict[str, Taint] = {p: Taint(frozenset({p}), p not in self.complete, p) for p in self.jagged}
         for _ in range(8):
             changed = False
@@ -1136,6 +1155,23 @@ class Flow:
                         changed = True
             if not changed:
                 break
+
+    def order(self, name: str) -> int:
+        """Parameters first, in order; then carried tensors."""
+        return self.params.index(name) if name in self.params else len(self.params) + self.carried.index(name)
+
+    def _taken_from_parameter(self, value: Node) -> bool:
+        """`p[...]`, `p.x`, `p.x()` (chains of those) on a parameter that is not jagged itself."""
+        node = unparen(value)
+        if node.type == "call" and not call_args(node)[0] and not call_args(node)[1]:
+            node = node.child_by_field_name("function")
+        if node.type not in ("subscript", "attribute"):
+            return False
+        while node.type in ("subscript", "attribute", "call"):
+            node = node.child_by_field_name("value" if node.type == "subscript" else "object" if node.type == "attribute" else "function")
+            if node is None:
+                return False
+        return node.type == "identifier" and text(node) in self.params and text(node) not in self.jagged
 
     # -- taint ----------------------------------------------------------------------------------
     def taint_of(self, node: Node | None, depth: int = 0) -> Taint | None:
@@ -1285,7 +1321,7 @@ class Flow:
                 elif step is None and start is None and stop is not None and int_value(stop) == -1:
                     kind, op = "head", "[:-1]"
             if kind is not None:
-                return [Site(kind, n, value, taint.roots, tuple(sorted(taint.roots, key=self.params.index)), op)]
+                return [Site(kind, n, value, taint.roots, tuple(sorted(taint.roots, key=self.order)), op)]
         # fancy indexing with indices computed from a jagged input
         if len(subs) == 1 and subs[0].type not in ("slice", "ellipsis") and int_value(subs[0]) is None:
             index = self.taint_of(subs[0])
@@ -1314,7 +1350,7 @@ class Flow:
                 return []
             taint = self.taint_of(tensor)
             if taint is not None and taint.maybe_empty:
-                return [Site("reduce", n, tensor, taint.roots, tuple(sorted(taint.roots, key=self.params.index)), f".{meth}()")]
+                return [Site("reduce", n, tensor, taint.roots, tuple(sorted(taint.roots, key=self.order)), f".{meth}()")]
             return []
         if meth in INDEX_OPS:
             m_at, f_at = INDEX_OPS[meth]

@@ -77,6 +77,14 @@ def _jagged_param(patterns: tuple[str, ...], any_def: bool) -> "re.Pattern[bytes
     return re.compile(rb"\bdef\s+" + func + rb"\s*\((?:[^()]|\([^()]*\))*?(?<![\w.])(?:" + names + rb")\b")
 
 
+@lru_cache(maxsize=8)
+def _jagged_taken(patterns: tuple[str, ...]) -> "re.Pattern[bytes]":
+    """`uih_lengths = features["uih.lengths"]` / `= batch.lengths`: a jagged tensor taken out of
+    an input (Flow.carried)."""
+    names = b"|".join(re.escape(p.encode()).replace(rb"\*", rb"\w*").replace(rb"\?", rb"\w") for p in patterns)
+    return re.compile(rb"^[ \t]+(?:" + names + rb")\s*=\s*[A-Za-z_]\w*\s*[\[.]", re.M)
+
+
 class EmptyJaggedInput(Rule):
     code = "AOTI201"
     name = "empty-jagged-input"
@@ -281,7 +289,9 @@ fast = torch.compile(Pool())
             return True
         # without a compile call in the file, only a `forward` can be a target
         any_def = any(map(source.has, self.requires_any[1:]))
-        return _jagged_param(jagged_patterns(config), any_def).search(source.data) is not None
+        patterns = jagged_patterns(config)
+        return _jagged_param(patterns, any_def).search(source.data) is not None or \
+            _jagged_taken(patterns).search(source.data) is not None
 
     def triggers_for(self, config):
         # a pattern's literal part must be spelt somewhere; "*" alone matches anything
@@ -318,10 +328,12 @@ fast = torch.compile(Pool())
                     pending.append((site, [], []))
             if not pending:
                 continue
-            params = sorted({p for s, _, _ in pending for p in s.needs}, key=flow.params.index)
+            params = sorted({p for s, _, _ in pending for p in s.needs}, key=flow.order)
             open_calls = sorted({c.call.start_byte: c for _, cs, _ in pending for c in cs}.values(), key=lambda c: c.call.start_byte)
             guard, why = None, None
             try:
+                if any(p not in flow.params for p in params):
+                    raise CannotFix("the jagged tensor is taken out of an input inside the function")
                 guard = guard_callers(ctx, model, flow, target, params, open_calls) if exports else guard_top(ctx, flow, target, params)
             except CannotFix as exc:
                 why = str(exc)
