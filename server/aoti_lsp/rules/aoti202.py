@@ -203,7 +203,7 @@ def _message(form: str, node, target, subject: str) -> str:
     x = short(node, 40)
     if form == "check" and x.startswith(("torch._assert_async", "_assert_async")):
         # it stays in the exported graph; the AOTI package does not run it
-        return f"the AOTI package never runs `{x}` in `{target.label}`: an empty `{subject}` gets through"
+        return f"a package never runs `{short(node, 32)}` in `{target.label}`: an empty `{subject}` gets through"
     if form == "cond":
         return f"torch.export decides `torch.cond` on `{x}` in `{target.label}`: an empty `{subject}` gets through"
     return f"torch.export drops `{x}` in `{target.label}`: an empty `{subject}` gets through"
