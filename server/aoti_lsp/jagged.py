@@ -641,6 +641,12 @@ class Model:
         project = getattr(self.ctx, "project", None)
         if project is None:
             return {}
+        memo = self.ctx.lookups.setdefault("jagged-summaries", {}) if hasattr(self.ctx, "lookups") else {}
+        if "all" not in memo:
+            memo["all"] = self._read_summaries(project)
+        return memo["all"]
+
+    def _read_summaries(self, project) -> dict[str, dict]:
         here = self.ctx.source.path
         out: dict[str, dict] = {}
         for code in SUMMARY_CODES:
@@ -1026,9 +1032,12 @@ def complete_expression(ctx, node: Node | None, depth: int = 0) -> bool:
         if is_jagged_name(name, COMPLETE_BY_NAME):
             return True
         scope = _scope_node(node)
-        values = [n.child_by_field_name("right") for n in walk(scope) if n.type == "assignment"
-                  and n.child_by_field_name("left") is not None and text(n.child_by_field_name("left")) == name
-                  and n.start_byte < node.start_byte]
+        values = []
+        for ident in ctx.source.identifiers(name):  # its assignments before it, in its function
+            bind = ident.parent
+            if bind is not None and bind.type == "assignment" and bind.child_by_field_name("left") == ident \
+                    and bind.start_byte < node.start_byte and _scope_node(bind) == scope:
+                values.append(bind.child_by_field_name("right"))
         return bool(values) and all(complete_expression(ctx, v, depth + 1) for v in values)
     return False
 

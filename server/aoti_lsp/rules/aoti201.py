@@ -80,9 +80,9 @@ def _jagged_param(patterns: tuple[str, ...], any_def: bool) -> "re.Pattern[bytes
 @lru_cache(maxsize=8)
 def _jagged_taken(patterns: tuple[str, ...]) -> "re.Pattern[bytes]":
     """`uih_lengths = features["uih.lengths"]` / `= batch.lengths`: a jagged tensor taken out of
-    an input (Flow.carried)."""
-    names = b"|".join(re.escape(p.encode()).replace(rb"\*", rb"\w*").replace(rb"\?", rb"\w") for p in patterns)
-    return re.compile(rb"^[ \t]+(?:" + names + rb")\s*=\s*[A-Za-z_]\w*\s*[\[.]", re.M)
+    an input (Flow.carried). A prefilter: a leading `*` is dropped, so the scan looks for literals."""
+    names = b"|".join(re.escape(p.lstrip("*").encode()).replace(rb"\*", rb"\w*").replace(rb"\?", rb"\w") for p in patterns)
+    return re.compile(rb"(?:" + names + rb")[ \t]*=[ \t]*[A-Za-z_]\w*[ \t]*[\[.]")
 
 
 class EmptyJaggedInput(Rule):
