@@ -9,7 +9,10 @@ package when `lengths` is empty, indices computed from the lengths fail with
 `torch.compile` code, and in plain Python around a loaded package.
 
 Tree-sitter only, and only over the functions that can matter (a `forward`, a function
-given to `torch.compile` / `aot_compile`). Everything unsure stays silent.
+given to `aot_compile`). Scope (issue 20, `Model.scope`): code an AOTI package runs, certain
+by the artifact graph or possible in a file/project with AOTI evidence; never
+`autograd.Function`, eager-only or `torch.compile` code. Complete offsets (a leading zero)
+are followed across calls (`Model.complete_params`). Everything unsure stays silent.
 """
 
 from __future__ import annotations

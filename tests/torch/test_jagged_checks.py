@@ -7,8 +7,9 @@ AOTI202's messages say what is measured here: a check on a traced size (`torch._
 the package never runs it; a check on a data-dependent value (`.item()`) is kept as a
 run-time assertion (`Expected u0 >= 1 but received 0`), and AOTI202 does not report those.
 
-One subprocess builds every package (about 10 s each on 2 cores with a warm cache); each
-package runs in its own subprocess, so a segfault fails one assertion, not the session.
+One subprocess builds the nine packages (3 min alone on 2 cores with a warm cache, up to
+17 min when the cores are shared); each package runs in its own subprocess, so a segfault
+fails one assertion, not the session.
 """
 
 from __future__ import annotations
