@@ -73,7 +73,8 @@ by `aoti_compile_and_package`, or of a path string that names it, also across fi
 it. Every call gets the check, with the parameters replaced by the arguments given:
 `out = runner(values, lengths)` becomes
 `if lengths.numel() == 0: out = <value> else: out = runner(values, lengths)`; a
-`torch._check(...)` becomes a `torch._check` before the call. Where the returned value needs
+`torch._check(...)` (or `assert ...`, `torch._assert_async(...)`) is copied before the call, where
+it runs in plain Python. Where the returned value needs
 `self` and no model instance is in scope at the call, the editor gets a snippet with a
 placeholder. Otherwise no fix: the related information says where the check must go."""
     invalid = (
