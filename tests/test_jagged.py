@@ -409,3 +409,14 @@ def test_guard_forms_aoti202_knows_are_the_measured_ones():
     for guard, said in guards.items():
         fs = findings(model(guard + "\nreturn values.sum(0)", evidence=False) + EXPORT, "AOTI202")
         assert [f.message.split(" `")[0] for f in fs] == ([said] if said else []), guard
+
+
+def test_an_assert_guard_moves_to_the_callers_like_a_check():
+    code = model("assert lengths.shape[0] > 0\nreturn values.sum(0)", evidence=False) + (
+        "\n\nep = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3])))\n"
+        "torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n"
+        "run = torch._inductor.aoti_load_package('m.pt2')\n\n\ndef serve(v, l):\n    return run(v, l)\n")
+    (f,) = findings(code, "AOTI202")
+    moved = apply_edits(code.encode(), f.fix.edits).decode()
+    assert "    assert l.shape[0] > 0\n    return run(v, l)\n" in moved
+    assert "        assert lengths" not in moved
