@@ -23,9 +23,13 @@ def findings(code: str, rule: str | None = None, config: Config | None = None, p
     return [f for f in result.findings if rule is None or f.code == rule]
 
 
-def model(body: str, params: str = "values, lengths") -> str:
+# AOTI evidence in the file (it loads some package): its forwards are in the rules' scope
+EVIDENCE = "\n\nrunner = torch._inductor.aoti_load_package('other.pt2')\n"
+
+
+def model(body: str, params: str = "values, lengths", evidence: bool = True) -> str:
     return "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, " + params + "):\n" + textwrap.indent(
-        textwrap.dedent(body), " " * 8)
+        textwrap.dedent(body), " " * 8) + (EVIDENCE if evidence else "")
 
 
 # -- the rules' own examples (they are also the docs) ----------------------------------------
@@ -89,11 +93,12 @@ def test_not_reported(body):
     assert not findings(model(body), "AOTI201"), body
 
 
-def test_only_forward_and_compiled_functions():
+def test_only_forward_and_aot_compiled_functions():
     code = "import torch\n\ndef f(values, lengths):\n    return lengths[-1]\n"
     assert not findings(code, "AOTI201")
-    assert findings(code + "g = torch.compile(f)\n", "AOTI201")
-    assert findings(code.replace("def f", "@torch.compile\ndef f"), "AOTI201")
+    # torch.compile specialises sizes 0 and 1 and keeps guards: no AOTI package runs it
+    assert not findings(code + "g = torch.compile(f)\n", "AOTI201")
+    assert not findings(code.replace("def f", "@torch.compile\ndef f"), "AOTI201")
     assert findings(code + "so = torch._export.aot_compile(f, (x, y))\n", "AOTI201")
 
 
@@ -121,40 +126,41 @@ def test_message_says_what_happens_and_which_input():
 def test_rewrite_first_guard_as_alternative():
     code = model("offsets = torch.cumsum(lengths, 0)\nreturn values.sum(0) / offsets[-1]")
     (f,) = findings(code, "AOTI201")
-    assert f.fix.title.startswith("Use `lengths.sum(0)`") and f.fix.applicability == Applicability.UNSAFE
+    # no package of M is visible: the rule is not certain, nothing is applied
+    assert f.fix.title.startswith("Use `lengths.sum(0)`") and f.fix.applicability == Applicability.DISPLAY
     (guard,) = f.alternatives
-    assert guard.applicability == Applicability.SAFE and not guard.snippet
+    assert guard.applicability == Applicability.DISPLAY and not guard.snippet
     fixed = apply_edits(code.encode(), guard.edits).decode()
     assert "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n        offsets" in fixed
     assert not findings(fixed, "AOTI201")
+    assert fix_source(Source.from_text(code), Config(), unsafe=True).applied == 0
 
 
-def test_snippet_when_the_value_is_unknown_and_the_cli_never_applies_it():
-    code = model("x = lengths.max()\nreturn self.head(values, x)")
+def test_rewrite_is_unsafe_where_a_package_certainly_runs_the_forward():
+    code = model("offsets = torch.cumsum(lengths, 0)\nreturn values.sum(0) / offsets[-1]", evidence=False) + EXPORT
     (f,) = findings(code, "AOTI201")
-    assert f.fix.snippet and f.fix.applicability == Applicability.SAFE
-    (edit,) = f.fix.edits
-    assert edit.text == "if lengths.numel() == 0:\n            return ${1:torch.zeros(0, device=lengths.device)}\n        "
+    assert f.fix.applicability == Applicability.UNSAFE
     result = fix_source(Source.from_text(code), Config(), unsafe=True)
-    assert result.data.decode() == code and result.applied == 0
+    assert result.applied == 1 and "values.sum(0) / lengths.sum(0)" in result.data.decode()
 
 
-def test_snippet_guess_from_module_attributes_and_numbered_placeholders():
-    code = textwrap.dedent("""\
-        import torch
+@pytest.mark.parametrize("body", [
+    "x = lengths.max()\nreturn self.head(values, x)",  # an output of unknown shape
+    "return self.pool(values, lengths.max()), self.other(values, lengths.min())",  # two of them
+    "if values.dim() > 2:\n    return values, lengths\nreturn lengths.max()",  # outputs differ in number
+])
+def test_no_early_return_whose_outputs_are_not_known(body):
+    """A guessed `torch.zeros(0)` has the wrong rank or arity for most forwards: not offered."""
+    (f, *_) = findings(model(body), "AOTI201")
+    assert f.fix is None and not f.alternatives
 
 
-        class M(torch.nn.Module):
-            def __init__(self, emb_dim):
-                super().__init__()
-                self.emb_dim = emb_dim
-
-            def forward(self, values, lengths):
-                return self.pool(values, lengths.max()), self.other(values, lengths.min())
-        """)
+def test_early_return_matches_every_output():
+    code = model("a = lengths.max()\nreturn values.index_select(0, lengths - 1) * a, lengths.float()")
     f = findings(code, "AOTI201")[0]
     (edit,) = f.fix.edits
-    assert "return (${1:torch.zeros(0, self.emb_dim, device=lengths.device)}, ${2:torch.zeros(0, self.emb_dim, device=lengths.device)})" in edit.text
+    assert edit.text.startswith("if values.numel() == 0 or lengths.numel() == 0:\n            return "
+                                "(values.new_zeros((lengths.shape[0], *values.shape[1:])), lengths.new_zeros(lengths.shape[0], dtype=torch.float32))")
 
 
 def test_snippet_text_is_escaped():
@@ -170,12 +176,14 @@ def test_guard_of_all_sites_of_a_function_is_one_fix():
     fs = findings(code, "AOTI201")
     assert len(fs) == 2 and fs[0].fix == fs[1].fix
     assert fs[0].fix.edits[0].text.startswith("if values.numel() == 0 or lengths.numel() == 0:")
-    result = fix_source(Source.from_text(code), Config())
-    assert result.applied == 1 and not [f for f in result.remaining if f.code == "AOTI201"]
+    fixed = apply_edits(code.encode(), fs[0].fix.edits).decode()
+    assert not [f for f in findings(fixed) if f.code == "AOTI201"]
 
 
 # -- AOTI202 -------------------------------------------------------------------------------------
-EXPORT = "\n\nep = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3])))\n"
+EXPORT = ("\n\nep = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3])))\n"
+          "torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n")
+PLAIN_EXPORT = "\n\nrun = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3]))).module()\n"
 
 
 @pytest.mark.parametrize("guard", [
@@ -191,6 +199,7 @@ def test_guards_dropped_by_export(guard):
     code = model(guard + "\nreturn values.sum(0) / lengths.sum()")
     assert not findings(code, "AOTI202")  # eager: effective
     assert not findings(code + "\nfast = torch.compile(M())\n", "AOTI202")
+    assert not findings(code + PLAIN_EXPORT, "AOTI202")  # exported, but no AOTI package runs it
     (f,) = findings(code + EXPORT, "AOTI202")
     assert f.message.startswith(("torch.export drops `", "torch.export decides `torch.cond`"))
     assert any("before calling the package" in r.message for r in f.related)
@@ -207,7 +216,8 @@ def test_not_guards_of_inputs(guard):
 
 def test_cross_file_needs_the_project():
     models = model("if lengths.numel() == 0:\n    return values\nreturn values.sum(0) / lengths.cumsum(0)[-1]")
-    exporter = "import torch\nfrom pkg.models import M\n\nep = torch.export.export(M(), (a, b))\n"
+    exporter = ("import torch\nfrom pkg.models import M\n\nep = torch.export.export(M(), (a, b))\n"
+                "torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n")
     assert not findings(models, "AOTI202", path="pkg/models.py")
     project = Project()
     project.update("pkg/export.py", summarize(Source.from_text(exporter, "pkg/export.py")))
@@ -266,7 +276,8 @@ def test_callers_in_other_files_count():
 
 def test_guard_in_a_class_nobody_exports_is_not_even_parsed():
     code = "class Pool:\n    def forward(self, lengths):\n        if lengths.numel() == 0:\n            return lengths\n        return lengths.sum()\n"
-    exported = "import torch\nfrom pool import Pool\nep = torch.export.export(Pool(), (x,))\n"
+    exported = ("import torch\nfrom pool import Pool\nep = torch.export.export(Pool(), (x,))\n"
+                "torch._inductor.aoti_compile_and_package(ep, package_path='p.pt2')\n")
     rule = rule_by_code("AOTI202")
     project = Project()
     project.update("/ws/other.py", summarize(Source.from_text("import torch\nep = torch.export.export(Other(), (x,))\n", "/ws/other.py")))
@@ -278,3 +289,134 @@ def test_guard_in_a_class_nobody_exports_is_not_even_parsed():
     src = Source.from_text(code, "/ws/pool.py")
     assert rule.relevant(src, project)
     assert [f.code for f in analyze(src, only, project=project).findings] == ["AOTI202"]
+
+
+def test_fix_all_leaves_training_code_byte_identical():
+    """The issue's regression: --fix --unsafe-fixes (run for AOTI001) rewrote training code."""
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "fixtures" / "AOTI201"
+    before = (folder / "training.in.py").read_text()
+    after = fix_source(Source.from_text(before, str(folder / "training.in.py")), Config(), unsafe=True).data.decode()
+    served = before.index("class Served")
+    assert after[:served] == before[:served]  # JaggedMean (autograd) and Trained (no package)
+    assert "return values.sum(0) / lengths.sum(0)" in after[served:]
+
+
+# -- scope and facts of issue 20 ------------------------------------------------------------------
+def test_autograd_function_and_backward_are_out_of_scope():
+    code = ("import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, values, offsets):\n"
+            "        return values.sum(0) / offsets[-1]\n\n    @staticmethod\n    def backward(ctx, grad):\n"
+            "        return grad, None\n" + EVIDENCE)
+    assert not findings(code, "AOTI201")
+    from_import = code.replace("import torch\n", "import torch\nfrom torch.autograd import Function\n").replace(
+        "(torch.autograd.Function)", "(Function)")
+    assert not findings(from_import, "AOTI201")
+    # the same body in an nn.Module forward is reported
+    assert findings(model("return values.sum(0) / offsets[-1]", "values, offsets"), "AOTI201")
+
+
+def test_no_aoti_evidence_no_finding():
+    body = "return values.sum(0) / offsets[-1]"
+    assert not findings(model(body, "values, offsets", evidence=False), "AOTI201")
+    assert findings(model(body, "values, offsets"), "AOTI201")
+
+
+@pytest.mark.parametrize("caller,silent", [
+    ("self.inner(x, torch.ops.fbgemm.asynchronous_complete_cumsum(lengths))", True),
+    ("self.inner(x, offsets=torch.cat([lengths.new_zeros(1), lengths.cumsum(0)]))", True),
+    ("self.inner(x, torch.nn.functional.pad(lengths.cumsum(0), (1, 0)))", True),
+    ("self.inner(x, lengths.cumsum(0))", False),
+    ("self.inner(x, offsets=lengths.cumsum(0))", False),
+])
+def test_complete_offsets_followed_from_the_callers(caller, silent):
+    code = textwrap.dedent(f"""\
+        import torch
+
+
+        class Inner(torch.nn.Module):
+            def forward(self, x, offsets):
+                return x[: offsets[-1]] * (offsets[1:] - offsets[:-1]).sum()
+
+
+        class Outer(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+
+            def forward(self, x, lengths):
+                return {caller}
+        """) + EVIDENCE
+    assert (not findings(code, "AOTI201")) == silent
+
+
+def test_complete_offsets_from_another_file():
+    inner = "import torch\n\n\nclass Inner(torch.nn.Module):\n    def forward(self, x, seq_offsets):\n        return x[: seq_offsets[-1]]\n" + EVIDENCE
+    good = "import torch\nfrom inner import Inner\n\ny = Inner()(x, seq_offsets=torch.ops.fbgemm.asynchronous_complete_cumsum(l))\n"
+    bad = "import torch\nfrom inner import Inner\n\ny = Inner()(x, seq_offsets=torch.cumsum(l, 0))\n"
+    project = Project()
+    project.update("pkg/inner.py", summarize(Source.from_text(inner, "pkg/inner.py")))
+    project.update("pkg/good.py", summarize(Source.from_text(good, "pkg/good.py")))
+    assert not findings(inner, "AOTI201", project=project, path="pkg/inner.py")
+    project.update("pkg/bad.py", summarize(Source.from_text(bad, "pkg/bad.py")))
+    assert findings(inner, "AOTI201", project=project, path="pkg/inner.py")
+
+
+def test_complete_offsets_by_name_and_by_docstring():
+    assert not findings(model("return x[: cu_seqlens[-1]]", "x, cu_seqlens"), "AOTI201")
+    documented = model('"""x_offsets: (B + 1,) offsets, leading zero."""\nreturn x[: x_offsets[-1]]', "x, x_offsets")
+    assert not findings(documented, "AOTI201")
+    assert findings(model("return x[: x_offsets[-1]]", "x, x_offsets"), "AOTI201")
+
+
+def test_values_of_a_jagged_pair_are_jagged():
+    (f,) = findings(model("return values[-1:].sum(0) * lengths.shape[0]"), "AOTI201")
+    assert f.message == "`values[-1:]` slices out of bounds when jagged input `values` is empty"
+    # alone (no lengths/offsets beside it) `values` is not jagged
+    assert not findings(model("return values[-1:]", "values, mask"), "AOTI201")
+    # a check of the lengths does not cover it: lengths [0, 0] leave no values
+    assert findings(model("if lengths.numel() == 0:\n    return values\nreturn values[-1:]"), "AOTI201")
+
+
+def test_jagged_tensor_taken_out_of_an_input():
+    body = 'uih_lengths = features["uih.lengths"]\nreturn features["x"] * uih_lengths.max()'
+    (f,) = findings(model(body, "features"), "AOTI201")
+    assert "`uih_lengths.max()`" in f.message and f.fix is None  # no guard can name it at the top
+    assert not findings(model('uih_lengths = self.lengths\nreturn uih_lengths.max()', "features"), "AOTI201")
+
+
+def test_a_project_that_packages_programs_it_cannot_name_brings_its_forwards_in():
+    models = model("return values.sum(0) / offsets[-1]", "values, offsets", evidence=False)
+    helper = ("import torch\n\n\ndef package(ep, path):\n"
+              "    return torch._inductor.aoti_compile_and_package(ep, package_path=path)\n")
+    project = Project()
+    project.update("pkg/models.py", summarize(Source.from_text(models, "pkg/models.py")))
+    assert not findings(models, "AOTI201", project=project, path="pkg/models.py")
+    project.update("pkg/aot.py", summarize(Source.from_text(helper, "pkg/aot.py")))
+    (f,) = findings(models, "AOTI201", project=project, path="pkg/models.py")
+    assert f.fix.applicability == Applicability.DISPLAY  # possible, not certain
+
+
+def test_guard_forms_aoti202_knows_are_the_measured_ones():
+    guards = {
+        "torch._check(values.shape[0] >= lengths.shape[0])": None,  # not an emptiness test
+        "torch._check(lengths.sum().item() > 0)": None,  # kept by the package (measured)
+        "torch._check_is_size(lengths.shape[0])": None,
+        "torch._assert_async(torch.tensor(lengths.shape[0] > 0))": "a package never runs",
+        "assert lengths.shape[0] > 0": "torch.export drops",
+        "torch._check(lengths.shape[0] > 0)": "torch.export drops",
+    }
+    for guard, said in guards.items():
+        fs = findings(model(guard + "\nreturn values.sum(0)", evidence=False) + EXPORT, "AOTI202")
+        assert [f.message.split(" `")[0] for f in fs] == ([said] if said else []), guard
+
+
+def test_an_assert_guard_moves_to_the_callers_like_a_check():
+    code = model("assert lengths.shape[0] > 0\nreturn values.sum(0)", evidence=False) + (
+        "\n\nep = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3])))\n"
+        "torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n"
+        "run = torch._inductor.aoti_load_package('m.pt2')\n\n\ndef serve(v, l):\n    return run(v, l)\n")
+    (f,) = findings(code, "AOTI202")
+    moved = apply_edits(code.encode(), f.fix.edits).decode()
+    assert "    assert l.shape[0] > 0\n    return run(v, l)\n" in moved
+    assert "        assert lengths" not in moved

@@ -136,7 +136,7 @@ def _check_binds(name, layout, start, end, node) -> None:
 
 def _check_kept(name: str, data: bytes, config: Config) -> None:
     layout = statements.read(data)
-    if layout is None or b"\r" in data:
+    if layout is None or not layout.starts or b"\r" in data:  # (no statement: nothing to keep)
         return
     state = incremental.state_of(Source(data, name), config, fresh=True)
     kept = set(outline._kept(layout, config))

@@ -9,12 +9,16 @@ package when `lengths` is empty, indices computed from the lengths fail with
 `torch.compile` code, and in plain Python around a loaded package.
 
 Tree-sitter only, and only over the functions that can matter (a `forward`, a function
-given to `torch.compile` / `aot_compile`). Everything unsure stays silent.
+given to `aot_compile`). Scope (issue 20, `Model.scope`): code an AOTI package runs, certain
+by the artifact graph or possible in a file/project with AOTI evidence; never
+`autograd.Function`, eager-only or `torch.compile` code. Complete offsets (a leading zero)
+are followed across calls (`Model.complete_params`). Everything unsure stays silent.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,6 +34,14 @@ DEFAULT_JAGGED_NAMES = (
     "lengths", "offsets", "seq_lens", "seq_lengths", "*_lengths", "*_offsets", "jagged*", "cu_seqlens",
 )
 OPTION = "jagged-names"
+# offsets with a leading zero (B + 1 entries, never empty): fbgemm's complete cumsum, and
+# flash-attn's `cu_seqlens*` (documented as (batch_size + 1,) by its API)
+COMPLETE_CUMSUMS = frozenset({"asynchronous_complete_cumsum", "complete_cumsum"})
+COMPLETE_BY_NAME = ("cu_seqlens*",)
+# what a docstring says of complete offsets: "x_offsets: (B + 1,)", "with a leading zero"
+_DOCUMENTED_COMPLETE = re.compile(r"\(?\s*\w*\s*\+\s*1\s*,?\s*\)?|leading (?:0|zero)|complete (?:cumsum|offsets)", re.I)
+# the flat data of a jagged pair: jagged too when a lengths/offsets parameter sits beside it
+PAIRED_VALUES = ("values", "*_values", "jagged_data")
 SUMMARY_CODES = ("AOTI201", "AOTI202")  # both rules read one summary, stored by the first enabled
 
 
@@ -251,23 +263,30 @@ def tests_when(cond: Node, value: bool) -> list[Tested]:
 
 
 def empty_tests(cond: Node) -> list[Tested]:
-    """Size-based emptiness tests anywhere in a condition (what AOTI202 reports)."""
-    out = []
-    for n in walk(cond, skip_nested=True):
-        if n.type in ("comparison_operator", "call", "subscript", "not_operator"):
-            atom = _atom(n)
-            if atom is not None and atom[0].kind == "size" and atom[0] not in out:
-                out.append(atom[0])
-    return out
+    """Size-based emptiness tests of a condition (what AOTI202 reports): its atoms joined by
+    `and` / `or` / `not`, never a size inside another comparison (`n >= lengths.shape[0]` is
+    true for an empty batch: no emptiness test)."""
+    cond = unparen(cond)
+    if cond.type == "call" and (dotted_parts(cond.child_by_field_name("function")) or [""])[-1] in ("tensor", "as_tensor"):
+        pos, _, _ = call_args(cond)  # `torch._assert_async(torch.tensor(lengths.shape[0] > 0))`
+        return empty_tests(pos[0]) if len(pos) == 1 else []
+    if cond.type == "not_operator":
+        arg = cond.child_by_field_name("argument")
+        return empty_tests(arg) if arg is not None else []
+    if cond.type == "boolean_operator":
+        out = empty_tests(cond.child_by_field_name("left"))
+        return out + [t for t in empty_tests(cond.child_by_field_name("right")) if t not in out]
+    atom = _atom(cond)
+    return [atom[0]] if atom is not None and atom[0].kind == "size" else []
 
 
 def is_check_call(node: Node) -> Node | None:
-    """`torch._check(cond)` / `torch._check_with(...)`: the condition."""
+    """`torch._check(cond)` / `torch._check_with(...)` / `torch._assert_async(cond)`: the condition."""
     if node.type != "call":
         return None
     func = node.child_by_field_name("function")
     parts = dotted_parts(func) if func is not None else None
-    if not parts or parts[-1] not in ("_check", "_check_with"):
+    if not parts or parts[-1] not in ("_check", "_check_with", "_assert_async"):
         return None
     pos, kw, _ = call_args(node)
     if parts[-1] == "_check_with":
@@ -571,6 +590,14 @@ class Model:
         calls = self._package_calls()
         if calls:
             out["calls"] = calls
+        aoti = sorted((k, q) for k, q in self.aoti_keys if q is not None)  # a class of another file
+        complete = self.complete_keywords()
+        if complete:
+            out["complete_kw"] = complete
+        if self.unknown_packages:
+            out["aoti_unknown"] = True
+        if aoti:
+            out["aoti"] = aoti
         return out
 
     def _package_calls(self) -> list[tuple]:
@@ -617,6 +644,12 @@ class Model:
         project = getattr(self.ctx, "project", None)
         if project is None:
             return {}
+        memo = self.ctx.lookups.setdefault("jagged-summaries", {}) if hasattr(self.ctx, "lookups") else {}
+        if "all" not in memo:
+            memo["all"] = self._read_summaries(project)
+        return memo["all"]
+
+    def _read_summaries(self, project) -> dict[str, dict]:
         here = self.ctx.source.path
         out: dict[str, dict] = {}
         for code in SUMMARY_CODES:
@@ -672,6 +705,8 @@ class Model:
             for func in funcs.values():
                 name = text(func.child_by_field_name("name"))
                 cls = _enclosing_class(func)
+                if name == "forward" and cls is not None and self.autograd_function(cls, func):
+                    continue  # a training op's wrapper: no AOTI package runs it (scope policy)
                 if name == "forward" and cls is not None:
                     params, splat = parameters(func)
                     out.append(Target(func, cls, text(cls.child_by_field_name("name")), params, splat,
@@ -681,6 +716,127 @@ class Model:
                     out.append(Target(func, None, name, params, splat, compiled=self.compiled_functions.get(func.id, True)))
             shared["targets"] = sorted(out, key=lambda t: t.func.start_byte)
         return shared["targets"]
+
+    def autograd_function(self, cls: Node, func: Node) -> bool:
+        """`class F(torch.autograd.Function)` (or `Function` imported from torch.autograd), or a
+        static `forward(ctx, ...)`: autograd's protocol, run by training, never exported."""
+        bases = cls.child_by_field_name("superclasses")
+        for base in bases.named_children if bases is not None else ():
+            qual = self.ctx.names.resolve(base) if base.type in ("identifier", "attribute") else None
+            if qual in _AUTOGRAD_FUNCTIONS or text(base).endswith("autograd.Function"):
+                return True
+        params = func.child_by_field_name("parameters")
+        first = params.named_children[0] if params is not None and params.named_children else None
+        return first is not None and text(first) == "ctx" and _decorators(func) & {"staticmethod"} != set()
+
+    @shared_property
+    def evidence(self) -> bool:
+        """This file exports, AOT-compiles, packages or loads a package (resolved calls)."""
+        return bool(self.ctx.calls_to(EXPORTERS | PACKAGERS | LOADERS))
+
+    @shared_property
+    def aoti_keys(self) -> set[tuple[str, str | None]]:
+        """(key, where it comes from) of what this file AOT-compiles: the programs given to
+        `aoti_compile_and_package`, and `aot_compile` (None: a class of this file)."""
+        out = {(key, self.qualified(key, call.start_byte)) for call, key, _ in self.packages}
+        out |= {(key, self.qualified(key, call.start_byte)) for call, qualname, key in self.export_calls
+                if qualname == "torch._export.aot_compile"}
+        return out
+
+    @shared_property
+    def unknown_packages(self) -> bool:
+        """This file AOT-compiles a program it cannot name (`aoti_compile_and_package(ep)` of
+        an `ep` made elsewhere, e.g. a generic export helper): any model may be in it."""
+        # a key spelt in lower case is what a function returned (`symbolic_trace(model)`), not a class
+        known = {(c.start_byte, c.end_byte) for c, key, _ in self.packages if key[:1].isupper()}
+        return any((c.start_byte, c.end_byte) not in known for c, _ in self.ctx.calls_to(PACKAGERS))
+
+    def scope(self, target: Target) -> str | None:
+        """The scope policy of AOTI201/AOTI202 (their pages say it):
+        "package": an AOTI package certainly runs this code (the artifact graph: its class or
+        function is AOT-compiled in this file or in the project);
+        "evidence": a `forward` of a file that exports or loads packages (or of an exported
+        class), which an AOTI package may run;
+        None: nothing says an AOTI package runs it (eager, torch.compile, training code)."""
+        if target.cls is None and not target.compiled:
+            return "package"  # given to aot_compile
+        if target.compiled:
+            return None  # torch.compile keeps guards and specialises sizes 0 and 1: not AOTI
+        if (target.key, None) in self.aoti_keys:
+            return "package"
+        for summary in self._project_summaries().values():
+            for key, qual in summary.get("aoti", ()):
+                if key == target.key and _same_module(qual, key, self.ctx.source.path):
+                    return "package"
+        if self.evidence or self.exports_of(target) or self.unknown_packages:
+            return "evidence"
+        # a project that AOT-compiles programs it cannot name: its nn.Module forwards may be in them
+        return "evidence" if any(s.get("aoti_unknown") for s in self._project_summaries().values()) else None
+
+    # -- complete offsets, followed across calls ---------------------------------------------
+    def complete_params(self, target: Target) -> set[str]:
+        """Jagged parameters that hold complete offsets (B + 1 entries, a leading zero): named
+        so by a documented convention (`cu_seqlens`), documented so in the docstring, or
+        passed so by every caller the project shows (a call of an instance of the class, or a
+        keyword argument of that name), at least one."""
+        out = set()
+        doc = _docstrings(target)
+        for p in target.params:
+            if not is_jagged_name(p, self.patterns) or is_jagged_name(p, PAIRED_VALUES):
+                continue
+            if is_jagged_name(p, COMPLETE_BY_NAME) or any(p in line and _DOCUMENTED_COMPLETE.search(line) for line in doc):
+                out.add(p)
+                continue
+            verdicts = self._argument_verdicts(target, p)
+            if verdicts and all(verdicts):
+                out.add(p)
+        return out
+
+    def _argument_verdicts(self, target: Target, param: str) -> list[bool]:
+        src = self.ctx.source
+        out = [complete_expression(self.ctx, v) for v in _keyword_values(src, param)]
+        if target.cls is not None:
+            for call in self._instance_calls(target.key):
+                args = self._bind(call, target)
+                if args is not None and param in args and not _is_keyword_value(args[param]):
+                    out.append(complete_expression(self.ctx, args[param]))
+        for summary in self._project_summaries().values():
+            out += [ok for name, ok in summary.get("complete_kw", ()) if name == param]
+        return out
+
+    def _instance_calls(self, key: str) -> list[Node]:
+        """Calls of instances of class `key` made in this file: `m = K(...); m(...)`,
+        `self.enc = K(...); self.enc(...)`, `K(...)(...)`."""
+        src, out = self.ctx.source, []
+        for ident in src.identifiers(key):
+            make = ident.parent
+            if make is None or make.type != "call" or make.child_by_field_name("function") != ident:
+                continue
+            if make.parent is not None and make.parent.type == "call" and make.parent.child_by_field_name("function") == make:
+                out.append(make.parent)
+                continue
+            bind = make.parent
+            left = bind.child_by_field_name("left") if bind is not None and bind.type == "assignment" else None
+            if left is None or left.type not in ("identifier", "attribute"):
+                continue
+            name = text(left) if left.type == "identifier" else text(left.child_by_field_name("attribute"))
+            for use in src.identifiers(name):
+                callee = use if left.type == "identifier" else use.parent
+                if callee is None or text(callee) != text(left):
+                    continue
+                call = callee.parent
+                if call is not None and call.type == "call" and call.child_by_field_name("function") == callee:
+                    out.append(call)
+        return out
+
+    def complete_keywords(self) -> list[tuple[str, bool]]:
+        """(name, complete) for the jagged keyword arguments of this file's calls (summary)."""
+        src, out = self.ctx.source, set()
+        names = {m.decode() for m in _KEYWORD.findall(src.data)}
+        for name in names:
+            if is_jagged_name(name, self.patterns) and not is_jagged_name(name, PAIRED_VALUES):
+                out |= {(name, complete_expression(self.ctx, v)) for v in _keyword_values(src, name)}
+        return sorted(out)
 
     def _compiled_defs(self) -> list[Node]:
         """Functions given to torch.compile / aot_compile, or decorated with torch.compile."""
@@ -815,6 +971,80 @@ class Model:
         return None
 
 
+_AUTOGRAD_FUNCTIONS = {"torch.autograd.Function", "torch.autograd.function.Function"}
+
+
+def _decorators(func: Node) -> set[str]:
+    parent = func.parent
+    if parent is None or parent.type != "decorated_definition":
+        return set()
+    return {text(d.named_children[0]).rsplit(".", 1)[-1] for d in parent.named_children
+            if d.type == "decorator" and d.named_children}
+
+
+_KEYWORD = re.compile(rb"[(,]\s*([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def _keyword_values(src, name: str) -> list[Node]:
+    out = []
+    for ident in src.identifiers(name):
+        kw = ident.parent
+        if kw is not None and kw.type == "keyword_argument" and kw.child_by_field_name("name") == ident:
+            out.append(kw.child_by_field_name("value"))
+    return out
+
+
+def _is_keyword_value(node: Node) -> bool:
+    return node.parent is not None and node.parent.type == "keyword_argument"
+
+
+def _docstrings(target: Target) -> list[str]:
+    """Lines of the forward's docstring and of its class's."""
+    out = []
+    for owner in (target.func, target.cls):
+        body = owner.child_by_field_name("body") if owner is not None else None
+        first = body.named_children[0] if body is not None and body.named_children else None
+        if first is not None and first.type == "expression_statement" and first.named_children \
+                and first.named_children[0].type == "string":
+            out += text(first.named_children[0]).splitlines()
+    return out
+
+
+def complete_expression(ctx, node: Node | None, depth: int = 0) -> bool:
+    """Offsets with a leading zero: `asynchronous_complete_cumsum(l)`, `torch.cat([zeros(1),
+    cumsum(l)])`, `F.pad(cumsum(l), (1, 0))`, `cu_seqlens`, or a name bound only to those in
+    its function."""
+    node = unparen(node) if node is not None else None
+    if node is None or depth > 4:
+        return False
+    if node.type == "call":
+        parts = dotted_parts(node.child_by_field_name("function")) or []
+        pos, kw, _ = call_args(node)
+        if parts and parts[-1] in COMPLETE_CUMSUMS:
+            return True
+        if parts and parts[-1] in ("cat", "concat", "concatenate"):
+            seq = unparen(pos[0]) if pos else None
+            return seq is not None and seq.type in ("list", "tuple") and bool(seq.named_children) \
+                and _nonempty_constant(seq.named_children[0])
+        if parts and parts[-1] == "pad" and len(pos) > 1 and unparen(pos[1]).type in ("tuple", "list"):
+            amounts = unparen(pos[1]).named_children
+            return bool(amounts) and (int_value(amounts[0]) or 0) > 0
+        return False
+    if node.type == "identifier":
+        name = text(node)
+        if is_jagged_name(name, COMPLETE_BY_NAME):
+            return True
+        scope = _scope_node(node)
+        values = []
+        for ident in ctx.source.identifiers(name):  # its assignments before it, in its function
+            bind = ident.parent
+            if bind is not None and bind.type == "assignment" and bind.child_by_field_name("left") == ident \
+                    and bind.start_byte < node.start_byte and _scope_node(bind) == scope:
+                values.append(bind.child_by_field_name("right"))
+        return bool(values) and all(complete_expression(ctx, v, depth + 1) for v in values)
+    return False
+
+
 def plain_expression(node: Node) -> bool:
     """A name, attribute or constant subscript: safe to evaluate twice, stable to compare."""
     node = unparen(node)
@@ -895,11 +1125,15 @@ class Flow:
     """Jagged taint through one function (flow-insensitive: a name is jagged if any of its
     assignments is), the size-sensitive sites on it, and the guards in front of them."""
 
-    def __init__(self, ctx, target: Target, patterns: Iterable[str]):
+    def __init__(self, ctx, target: Target, patterns: Iterable[str], complete: Iterable[str] = ()):
         self.ctx = ctx
+        self.complete = frozenset(complete)  # offsets with a leading zero: never empty
         self.target = target
         self.params = list(target.params)
         self.jagged = [p for p in self.params if is_jagged_name(p, patterns)]
+        # the values of a jagged pair (any rank) are empty when every row is
+        self.values = [p for p in self.params if self.jagged and p not in self.jagged and is_jagged_name(p, PAIRED_VALUES)]
+        self.jagged += self.values
         self.assigns: dict[str, list[Node]] = {}
         for n in walk(target.body):
             if n.type == "assignment":
@@ -910,7 +1144,13 @@ class Flow:
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     self.assigns.setdefault(text(left), []).append(n)
-        self.taint: dict[str, Taint] = {p: Taint(frozenset({p}), True, p) for p in self.jagged}
+        # jagged tensors carried in a parameter, named so where they are taken out:
+        # `uih_seq_lengths = grouped_features["uih.sequence_length"]`, `lengths = batch.lengths`
+        self.carried = [n for n, vs in self.assigns.items() if n not in self.params and len(vs) == 1
+                        and is_jagged_name(n, patterns) and not is_jagged_name(n, PAIRED_VALUES)
+                        and self._taken_from_parameter(vs[0])]
+        self.jagged += self.carried
+        self.taint: dict[str, Taint] = {p: Taint(frozenset({p}), p not in self.complete, p) for p in self.jagged}
         for _ in range(8):
             changed = False
             for name, values in self.assigns.items():
@@ -927,6 +1167,23 @@ class Flow:
                         changed = True
             if not changed:
                 break
+
+    def order(self, name: str) -> int:
+        """Parameters first, in order; then carried tensors."""
+        return self.params.index(name) if name in self.params else len(self.params) + self.carried.index(name)
+
+    def _taken_from_parameter(self, value: Node) -> bool:
+        """`p[...]`, `p.x`, `p.x()` (chains of those) on a parameter that is not jagged itself."""
+        node = unparen(value)
+        if node.type == "call" and not call_args(node)[0] and not call_args(node)[1]:
+            node = node.child_by_field_name("function")
+        if node.type not in ("subscript", "attribute"):
+            return False
+        while node.type in ("subscript", "attribute", "call"):
+            node = node.child_by_field_name("value" if node.type == "subscript" else "object" if node.type == "attribute" else "function")
+            if node is None:
+                return False
+        return node.type == "identifier" and text(node) in self.params and text(node) not in self.jagged
 
     # -- taint ----------------------------------------------------------------------------------
     def taint_of(self, node: Node | None, depth: int = 0) -> Taint | None:
@@ -967,6 +1224,10 @@ class Flow:
     def _call_taint(self, node: Node, depth: int) -> Taint | None:
         func = node.child_by_field_name("function")
         pos, kw, _ = call_args(node)
+        parts = dotted_parts(func) if func.type in ("identifier", "attribute") else None
+        if parts and parts[-1] in COMPLETE_CUMSUMS and pos:  # fbgemm: offsets with a leading zero
+            first = self.taint_of(pos[0], depth + 1)
+            return Taint(first.roots, False, None) if first is not None else None
         qual = self.ctx.names.resolve(func) if func.type in ("identifier", "attribute") else None
         if qual is not None and qual.startswith("torch."):
             return self._torch_taint(qual, pos, kw, depth)
@@ -1042,7 +1303,13 @@ class Flow:
         if not self.jagged:
             return []
         out: list[Site] = []
+        skip: list[Node] = []  # measured: a package never runs `torch._assert_async`, nor what only feeds it
         for n in walk(self.target.body):
+            if skip and any(a.start_byte <= n.start_byte < a.end_byte for a in skip):
+                continue
+            if n.type == "call" and _assert_async(n):
+                skip.append(n)
+                continue
             if n.type == "subscript":
                 out += self._subscript_site(n)
             elif n.type == "call":
@@ -1066,7 +1333,7 @@ class Flow:
                 elif step is None and start is None and stop is not None and int_value(stop) == -1:
                     kind, op = "head", "[:-1]"
             if kind is not None:
-                return [Site(kind, n, value, taint.roots, tuple(sorted(taint.roots, key=self.params.index)), op)]
+                return [Site(kind, n, value, taint.roots, tuple(sorted(taint.roots, key=self.order)), op)]
         # fancy indexing with indices computed from a jagged input
         if len(subs) == 1 and subs[0].type not in ("slice", "ellipsis") and int_value(subs[0]) is None:
             index = self.taint_of(subs[0])
@@ -1095,7 +1362,7 @@ class Flow:
                 return []
             taint = self.taint_of(tensor)
             if taint is not None and taint.maybe_empty:
-                return [Site("reduce", n, tensor, taint.roots, tuple(sorted(taint.roots, key=self.params.index)), f".{meth}()")]
+                return [Site("reduce", n, tensor, taint.roots, tuple(sorted(taint.roots, key=self.order)), f".{meth}()")]
             return []
         if meth in INDEX_OPS:
             m_at, f_at = INDEX_OPS[meth]
@@ -1185,6 +1452,11 @@ def _nonempty_constant(node: Node) -> bool:
     return False
 
 
+def _assert_async(call: Node) -> bool:
+    parts = dotted_parts(call.child_by_field_name("function"))
+    return bool(parts) and parts[-1] == "_assert_async"
+
+
 def guard_statements(target: Target) -> Iterator[tuple[Node, Node, str]]:
     """Empty-input guards in a function: (flagged node, statement, form) where form is
     `if`, `check` (torch._check) or `cond` (torch.cond)."""
@@ -1197,6 +1469,8 @@ def guard_statements(target: Target) -> Iterator[tuple[Node, Node, str]]:
             named = n.named_children
             if len(named) == 3 and empty_tests(named[1]):
                 yield named[1], n, "if"
+        elif n.type == "assert_statement" and n.named_child_count and empty_tests(n.named_children[0]):
+            yield n.named_children[0], n, "assert"
         elif n.type == "call":
             cond = is_check_call(n)
             if cond is not None and empty_tests(cond):

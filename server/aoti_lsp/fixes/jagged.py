@@ -1,16 +1,17 @@
 """Quick fixes for empty jagged inputs (AOTI201, AOTI202).
 
-1. An early return when the input is empty, placed where it works: at the top of the
-   function for eager / torch.compile code; around the calls of the loaded package for an
-   exported model (inside the exported forward torch.export drops it).
+1. An early return when the input is empty, placed where it works: around the calls of the
+   loaded package for an exported model (inside the exported forward torch.export drops it);
+   at the top of the function where no export is visible (display-only).
 2. Empty-safe rewrites: `cumsum(l, 0)[-1]` -> `l.sum(0)`; `offsets[-1]` -> the last element of
-   the offsets with a leading zero.
+   the offsets with a leading zero. Unsafe in a package's forward (the artifact graph says
+   so), display-only elsewhere.
 3. AOTI202: move a guard out of an exported forward to the callers of the package.
 
 The value returned on empty input is inferred from the function's return expression (a
 small shape evaluator over tree-sitter nodes: parameters, `index_select`, `sum(0)`,
-`nn.Linear`, arithmetic...). Where it cannot be inferred, the fix is an editor snippet with
-a placeholder: the CLI never applies it.
+`nn.Linear`, arithmetic...), output by output; where one cannot be inferred there is no
+early return (a guess would have the wrong rank or arity).
 """
 
 from __future__ import annotations
@@ -140,7 +141,6 @@ _DTYPES = {"float": "torch.float32", "double": "torch.float64", "half": "torch.f
            "long": "torch.int64", "int": "torch.int32", "bool": "torch.bool"}
 _SUMS = {"sum", "mean", "amax", "amin", "prod", "logsumexp", "nansum"}
 _SHAPE_LAYERS = {"ReLU", "GELU", "SiLU", "Dropout", "LayerNorm", "Identity", "Sigmoid", "Tanh", "Softmax", "BatchNorm1d"}
-_DIM_ATTRS = ("output_dim", "out_dim", "out_features", "emb_dim", "embedding_dim", "embed_dim", "hidden_dim", "d_model")
 
 
 def _drop_first(dims: list[tuple]) -> list[tuple] | None:
@@ -177,7 +177,7 @@ class Shapes:
         flow = self.flow
         if t == "identifier":
             name = text(node)
-            if name in flow.jagged:
+            if name in flow.jagged and name not in flow.values:  # lengths / offsets: 1-D
                 return Shape([("d", f"{name}.shape[0]")], name)
             if name in flow.params:
                 return Shape([("r", name, 0, None)], name)
@@ -420,36 +420,50 @@ def final_return(target: Target) -> Node | None:
 
 
 def empty_value(ctx, flow: Flow, target: Target, guard: list[str]) -> Code:
-    """What the function returns on empty input, as code over its parameters (and `self`).
-    Parts that could not be inferred are placeholders (a guess as their default)."""
-    zero = {f"{guard[0]}.shape[0]"} if len(guard) == 1 and guard[0] in flow.jagged else set()
+    """What the function returns on empty input, as code over its parameters (and `self`):
+    each output with the rank, dtype and device the return expression gives it. Where one
+    output (or their count) cannot be inferred there is no early return to offer: a guessed
+    `torch.zeros(0)` has the wrong rank or arity for most forwards (CannotFix)."""
+    zero = {f"{guard[0]}.shape[0]"} if len(guard) == 1 and guard[0] in flow.jagged and guard[0] not in flow.values else set()
     device = flow.jagged[0] if flow.jagged else (flow.params[0] if flow.params else "self")
     shapes = Shapes(ctx, flow, target)
-    guess = f"torch.zeros(0, device={device}.device)"
-    for name in _DIM_ATTRS:
-        if name in shapes.attrs:
-            first = "0" if zero else f"{device}.shape[0]"
-            guess = f"torch.zeros({first}, self.{name}, device={device}.device)"
-            break
     ret = final_return(target)
     if ret is None or ret.named_child_count != 1:
-        return Code.of(guess, True)
+        raise CannotFix("what the function returns is not known")
+    expr = unparen(ret.named_children[0])
+    items = [i for i in expr.named_children if i.type != "comment"] if expr.type in ("expression_list", "tuple") else [expr]
+    if any(_arity(r) != (len(items) if expr.type in ("expression_list", "tuple") else None) for r in _returns(target)):
+        raise CannotFix("its return statements differ in the number of outputs")
 
     def one(item: Node) -> Code:
         shape = shapes.of(item)
-        if shape is None:
-            return Code.of(guess, True)
-        rendered = render_zeros(shape, zero, device)
-        return Code.of(rendered) if _only_inputs_in(rendered, flow) else Code.of(guess, True)
+        rendered = render_zeros(shape, zero, device) if shape is not None else None
+        if rendered is None or not _only_inputs_in(rendered, flow):
+            raise CannotFix(f"the shape of `{text(item)}` on empty input is not known")
+        return Code.of(rendered)
 
-    expr = unparen(ret.named_children[0])
     if expr.type not in ("expression_list", "tuple"):
         return one(expr)
-    items = [i for i in expr.named_children if i.type != "comment"]
     code = Code.of("(")
     for i, item in enumerate(items):
         code = (code + ", " if i else code) + one(item)
     return code + ("," if len(items) == 1 else "") + ")"
+
+
+def _returns(target: Target) -> list[Node]:
+    from aoti_lsp.jagged import walk
+
+    return [n for n in walk(target.body) if n.type == "return_statement"]
+
+
+def _arity(ret: Node) -> int | None | str:
+    """Outputs of a return statement: a count for a tuple, None for one value, "?" for none."""
+    if ret.named_child_count != 1:
+        return "?"
+    expr = unparen(ret.named_children[0])
+    if expr.type in ("expression_list", "tuple"):
+        return len([i for i in expr.named_children if i.type != "comment"])
+    return None
 
 
 def _only_inputs_in(code: str, flow: Flow) -> bool:
@@ -543,7 +557,8 @@ def guard_top(ctx, flow: Flow, target: Target, params: list[str]) -> Fix:
     value = empty_value(ctx, flow, target, params)
     code = Code.of(f"if {condition(params)}:\n{indent}{unit}return ") + value + f"\n{indent}"
     who = " or ".join(f"`{p}`" for p in params)
-    return build_fix(f"Return early when {who} is empty", [(anchor.start_byte, anchor.start_byte, code)], Applicability.SAFE)
+    # display-only: no export of this forward is visible, but if one exists the check is dropped
+    return build_fix(f"Return early when {who} is empty", [(anchor.start_byte, anchor.start_byte, code)], Applicability.DISPLAY)
 
 
 # -- fix 1b: guard the calls of a loaded package ----------------------------------------------
@@ -611,7 +626,9 @@ def guard_callers(ctx, model: Model, flow: Flow, target: Target, params: list[st
 
 
 # -- fix 2: empty-safe rewrites ------------------------------------------------------------------
-def rewrite(ctx, flow: Flow, site: Site) -> Fix:
+def rewrite(ctx, flow: Flow, site: Site, certain: bool = True) -> Fix:
+    """Unsafe where the site is certainly in a package's forward (`certain`), else display-only."""
+    tier = Applicability.UNSAFE if certain else Applicability.DISPLAY
     if site.kind != "last" or site.op not in ("[-1]", "[..., -1]"):
         raise CannotFix("no empty-safe form known")
     src = ctx.source
@@ -622,7 +639,7 @@ def rewrite(ctx, flow: Flow, site: Site) -> Fix:
             raise CannotFix("cumsum runs along another dim than the one indexed")
         new = f"{lengths}.sum({dim}{', dtype=' + dtype if dtype else ''})"
         return Fix(f"Use `{new}` (0 on empty input) instead of `{src.node_text(site.node)}`",
-                   (Edit(site.node.start_byte, site.node.end_byte, new),), Applicability.UNSAFE)
+                   (Edit(site.node.start_byte, site.node.end_byte, new),), tier)
     tensor = unparen(site.tensor)
     if site.op != "[-1]" or not simple_arg(tensor):
         raise CannotFix("no empty-safe form known")
@@ -633,7 +650,7 @@ def rewrite(ctx, flow: Flow, site: Site) -> Fix:
     x = text(tensor)
     new = f"torch.cat([{x}.new_zeros(1), {x}])[-1]"
     return Fix(f"Prepend a zero to `{x}` so that `{x}[-1]` is 0 on empty input",
-               (Edit(site.node.start_byte, site.node.end_byte, new),), Applicability.UNSAFE)
+               (Edit(site.node.start_byte, site.node.end_byte, new),), tier)
 
 
 def _cumsum(ctx, flow: Flow, site: Site) -> tuple[str, int, str | None, bool] | None:
@@ -698,7 +715,7 @@ def move_guard(ctx, model: Model, flow: Flow, target: Target, stmt: Node, form: 
         if len(body) != 1 or body[0].type not in ("return_statement", "raise_statement"):
             raise CannotFix("the guard does more than return or raise")
         cond, action = stmt.child_by_field_name("condition"), body[0]
-    elif form == "check":
+    elif form in ("check", "assert"):
         cond, action = stmt, None
     else:
         raise CannotFix("torch.cond cannot be moved automatically")
@@ -722,7 +739,7 @@ def move_guard(ctx, model: Model, flow: Flow, target: Target, stmt: Node, form: 
             mapping["self"] = var
         if _already(flow, site, cond if action is not None else None, args):
             continue
-        if form == "check":
+        if form in ("check", "assert"):
             new = substitute(src.node_text(stmt), mapping)
             anchor = statement_of_call(site.call)
             if new is None or anchor is None:

@@ -77,17 +77,25 @@ def _jagged_param(patterns: tuple[str, ...], any_def: bool) -> "re.Pattern[bytes
     return re.compile(rb"\bdef\s+" + func + rb"\s*\((?:[^()]|\([^()]*\))*?(?<![\w.])(?:" + names + rb")\b")
 
 
+@lru_cache(maxsize=8)
+def _jagged_taken(patterns: tuple[str, ...]) -> "re.Pattern[bytes]":
+    """`uih_lengths = features["uih.lengths"]` / `= batch.lengths`: a jagged tensor taken out of
+    an input (Flow.carried). A prefilter: a leading `*` is dropped, so the scan looks for literals."""
+    names = b"|".join(re.escape(p.lstrip("*").encode()).replace(rb"\*", rb"\w*").replace(rb"\?", rb"\w") for p in patterns)
+    return re.compile(rb"(?:" + names + rb")[ \t]*=[ \t]*[A-Za-z_]\w*[ \t]*[\[.]")
+
+
 class EmptyJaggedInput(Rule):
     code = "AOTI201"
     name = "empty-jagged-input"
     summary = "A jagged input (lengths/offsets) reaches a size-sensitive operation with no effective empty guard"
     # checked only where a jagged name is spelt (configurable: see triggers_for) in a file
-    # with a forward or a compiled function
+    # with a forward or an AOT-compiled function
     triggers = tuple(p.strip("*") for p in DEFAULT_JAGGED_NAMES)
-    requires_any = ("def forward", "torch.compile", "aot_compile", "@compile")  # not re.compile
+    requires_any = ("def forward", "aot_compile")  # torch.compile is not AOTI: out of scope
     # files that only export a model or call a package still need a summary (cross-file)
     summary_triggers = ("export(", "export_for_training", "draft_export", "aot_compile", "aoti_compile_and_package",
-                        "load_package", "aot_load")
+                        "load_package", "aot_load", "offsets=", "complete_cumsum")  # + callers' complete offsets
     explanation = f"""\
 Jagged batches come as flat `values` plus per-row `lengths` (or `offsets`). A request with
 no rows gives a `lengths` of size 0, and a batch whose rows are all empty gives `values` with
@@ -107,59 +115,168 @@ torch 2.13 on CPU:
 The error text names the kernel (`Exception raised from cpp_fused_... at ....kernel.cpp:<line>`),
 never your line: this rule points at it before you ship.
 
-Jagged inputs are the parameters of a `forward` (or of a function given to `torch.compile`
-or `aot_compile`) named like {_NAMES}, and what is computed from them (`cumsum`, arithmetic,
-`clamp`, `torch.where`, slicing). Set your own list under `[tool.aoti-lsp.options]`:
+Jagged inputs are the parameters of a `forward` (or of a function given to `aot_compile`)
+named like {_NAMES}; beside one of those, the flat data of the pair (`values`, `*_values`)
+is jagged too (all rows empty: N = 0, and `values[-1:]` segfaults in the package, measured).
+What is computed from them (`cumsum`, arithmetic, `clamp`, `torch.where`, slicing) is
+jagged as well. Set your own list under `[tool.aoti-lsp.options]`:
 `jagged-names = ["lengths", "*_lens"]` (shell-style patterns; it replaces the default list).
+
+**Scope: code an AOTI package runs.**
+- *Certain*: the class's `forward` (or the function) is AOT-compiled in the project, by the
+  artifact graph: `aoti_compile_and_package(torch.export.export(Model(), ...))` or
+  `torch._export.aot_compile(Model(), ...)`, in this file or another. Fixes are applied
+  there (the rewrite under `--unsafe-fixes`).
+- *Possible*: where no such compile is visible, an `nn.Module.forward` in a file that
+  exports, AOT-compiles or loads a package (or of a class exported elsewhere). Reported, but
+  every fix is display-only: the editor offers it, `--fix` never applies it.
+- *Out of scope*, never reported: `autograd.Function.forward` / `backward` (a training op's
+  wrapper, e.g. around Triton kernels), a file with no export/AOTI evidence, functions only
+  given to `torch.compile` (it specialises sizes 0 and 1 and keeps guards: not AOTI).
 
 Not reported: empty-safe forms (offsets with a leading zero such as
 `torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])`, `lengths.sum()`,
 `repeat_interleave` + `index_add`, `segment_reduce`), tensors that are not jagged
-(`hidden_states[:, -1]`), indexing module weights, and code behind an effective guard. In
-eager and `torch.compile` code a check before the operation (`if lengths.numel() == 0:
-return ...`, an enclosing `if`, `torch._check`, `assert`) is effective; for indices the check
-must be on the indexed tensor (`values.numel() == 0`) or on `lengths.sum()`, since lengths
-of `[0, 0]` are not empty but give N = 0. In a model that is exported (`torch.export.export`,
-`aot_compile`, in this file or elsewhere in the workspace) such a check inside `forward` is
-dropped (AOTI202): only a check around the calls of the loaded package counts."""
+(`hidden_states[:, -1]`), indexing module weights, a read that only feeds
+`torch._assert_async` (measured: the package never runs it), and code behind an effective
+guard. **Complete offsets** (B + 1 entries with a leading zero) are never empty, so
+`offsets[-1]`, `offsets[:-1]` and `offsets[1:] - offsets[:-1]` are safe on them: offsets
+built by `torch.ops.fbgemm.asynchronous_complete_cumsum`, by a `cumsum` with a prepended
+zero, named `cu_seqlens*` (flash-attn documents them as `(batch_size + 1,)`), documented so
+in the docstring (`x_offsets: (B + 1,)`, "leading zero"), or passed so by every caller the
+project shows (an instance of the class called in this file, or a keyword argument of that
+name anywhere in the project). Where a check is effective: a check before the operation
+(`if lengths.numel() == 0: return ...`, an enclosing `if`, `torch._check`, `assert`) counts
+where no export is visible; for indices the check must be on the indexed tensor
+(`values.numel() == 0`) or on `lengths.sum()`, since lengths of `[0, 0]` are not empty but
+give N = 0. In a model that is exported (in this file or elsewhere in the workspace) such a
+check inside `forward` is dropped (AOTI202): only a check around the calls of the loaded
+package counts."""
     fix_explanation = """\
-- **Empty-safe rewrite** (offered first where the pattern is known; unsafe: for float
-  tensors the summation order changes): `torch.cumsum(lengths, 0)[-1]` (directly or through
-  a variable) becomes `lengths.sum(0)`; another jagged `offsets[-1]` becomes
-  `torch.cat([offsets.new_zeros(1), offsets])[-1]`, 0 on empty input. Both work in eager,
-  under `torch.compile` and in an AOTI package.
-- **Early return when the input is empty** (safe: nothing changes on non-empty input). In
-  eager / `torch.compile` code it goes at the top of the function:
-  `if lengths.numel() == 0: return <empty value>`. For an exported model it goes around every
-  call of the loaded package in the file (`out = runner(values, lengths)` becomes an
+- **Empty-safe rewrite** (offered first where the pattern is known): `torch.cumsum(lengths,
+  0)[-1]` (directly or through a variable) becomes `lengths.sum(0)`; another jagged
+  `offsets[-1]` becomes `torch.cat([offsets.new_zeros(1), offsets])[-1]`, 0 on empty input.
+  Both work in eager, under `torch.compile` and in an AOTI package. Unsafe (for float tensors
+  the summation order changes) where the forward is certainly a package's; display-only
+  elsewhere, so `--fix --unsafe-fixes` never edits code that no package is shown to run.
+- **Early return when the input is empty**: around every call of the loaded package in the
+  file for an exported model (safe: `out = runner(values, lengths)` becomes an
   `if lengths.numel() == 0: out = ... else: out = runner(values, lengths)`), since torch.export
-  would drop it inside `forward`. For indexing the check is on the indexed tensor
-  (`values.numel() == 0`).
-  The empty value is inferred from the return expression: parameters, `index_select`,
-  `gather`, `sum(0)`, `nn.Linear`/`nn.Embedding` layers of `__init__`, arithmetic; for
+  would drop it inside `forward`; at the top of `forward` where no export is visible
+  (display-only: if the model is exported after all, the check is dropped). For indexing the
+  check is on the indexed tensor (`values.numel() == 0`).
+  The empty value matches every output of the function, in number, rank, dtype and device,
+  inferred from the return expression: parameters, `index_select`, `gather`, `sum(0)`,
+  `nn.Linear`/`nn.Embedding` layers of `__init__`, arithmetic; for
   `values.index_select(0, idx)` it is `values.new_zeros((lengths.shape[0], *values.shape[1:]))`.
-  Where it cannot be inferred the editor gets a snippet with a placeholder (for example
-  `torch.zeros(0, self.emb_dim, device=lengths.device)` when the module has an `emb_dim`);
-  the CLI does not apply snippets."""
+  Where one output cannot be inferred, or the return statements differ in their number of
+  outputs, no early return is offered (a guessed `torch.zeros(0)` has the wrong shape)."""
+
     invalid = (
-        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        offsets = torch.cumsum(lengths, 0)\n        return values.sum(0) / offsets[-1]\n"),
-        ("import torch\n\nclass Last(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        idx = (torch.cumsum(lengths, 0) - 1).clamp(min=0)\n        return values.index_select(0, idx)\n"),
-        ("import torch\n\nclass Starts(torch.nn.Module):\n    def forward(self, values, offsets):\n"
-        "        return values[offsets[:-1]]\n"),
+        """# in a package's forward (the artifact graph: Pool is AOT-compiled): the rewrite is an unsafe fix
+import torch
+
+class Pool(torch.nn.Module):
+    def forward(self, values, lengths):
+        offsets = torch.cumsum(lengths, 0)
+        return values.sum(0) / offsets[-1]
+
+ep = torch.export.export(Pool(), (torch.randn(4, 8), torch.tensor([1, 3])))
+torch._inductor.aoti_compile_and_package(ep, package_path="pool.pt2")
+""",
+        """# a forward in a file that loads AOTI packages: a package may run it (fixes display-only)
+import torch
+
+class Last(torch.nn.Module):
+    def forward(self, values, lengths):
+        idx = (torch.cumsum(lengths, 0) - 1).clamp(min=0)
+        return values.index_select(0, idx)
+
+runner = torch._inductor.aoti_load_package("last.pt2")
+""",
+        """# the values of a jagged pair are jagged too: `values[-1:]` segfaults in the package when N = 0
+import torch
+
+class BagTail(torch.nn.Module):
+    def forward(self, values, lengths):
+        return values[-1:].sum(0) * lengths.shape[0]
+
+ep = torch.export.export(BagTail(), (torch.randn(5, 4), torch.tensor([2, 3])))
+torch._inductor.aoti_compile_and_package(ep, package_path="bag_tail.pt2")
+""",
+        """# offsets that nothing shows to be complete (no caller passes them, no docstring says so)
+import torch
+
+class Starts(torch.nn.Module):
+    def forward(self, values, offsets):
+        return values[offsets[:-1]]
+
+ep = torch.export.export(Starts(), (torch.randn(5, 4), torch.tensor([0, 2, 5])))
+""",
     )
     valid = (
-        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        return values.sum(0) / lengths.sum().clamp(min=1)\n"),
-        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        offsets = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])\n"
-        "        return values.sum(0) / offsets[-1].clamp(min=1)\n"),
-        ("import torch\n\nclass Head(torch.nn.Module):\n    def forward(self, hidden_states, attention_mask):\n"
-        "        return hidden_states[:, -1]\n"),
-        ("import torch\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
-        "        if lengths.numel() == 0:\n            return values.new_zeros(values.shape[1:])\n"
-        "        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n"),
+        """# empty-safe forms
+import torch
+
+class Pool(torch.nn.Module):
+    def forward(self, values, lengths):
+        offsets = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0)])
+        return values.sum(0) / lengths.sum().clamp(min=1) + offsets[-1]
+
+runner = torch._inductor.aoti_load_package("pool.pt2")
+""",
+        """# a tensor that is not jagged
+import torch
+
+class Head(torch.nn.Module):
+    def forward(self, hidden_states, attention_mask):
+        return hidden_states[:, -1]
+
+runner = torch._inductor.aoti_load_package("head.pt2")
+""",
+        """# complete offsets (B + 1 entries, a leading zero): every caller in the project passes them
+import torch
+
+class Encoder(torch.nn.Module):
+    def forward(self, x, x_offsets):
+        seq_lengths = x_offsets[1:] - x_offsets[:-1]
+        return x * x_offsets[-1] + seq_lengths.sum()
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    def forward(self, x, lengths):
+        return self.encoder(x, x_offsets=torch.ops.fbgemm.asynchronous_complete_cumsum(lengths))
+
+runner = torch._inductor.aoti_load_package("model.pt2")
+""",
+        """# out of scope: an autograd.Function (a training op's wrapper), even beside an export
+import torch
+
+class JaggedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, values, offsets):
+        ctx.save_for_backward(offsets)
+        return values.sum(0) / offsets[-1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (offsets,) = ctx.saved_tensors
+        return grad / offsets[-1], None
+
+ep = torch.export.export(Other(), (torch.randn(4, 8),))
+""",
+        """# out of scope: nothing in the project exports, AOT-compiles or loads a package (torch.compile is not AOTI)
+import torch
+
+class Pool(torch.nn.Module):
+    def forward(self, values, lengths):
+        return values.sum(0) / torch.cumsum(lengths, 0)[-1]
+
+fast = torch.compile(Pool())
+""",
     )
 
     def wants(self, source, config):
@@ -172,7 +289,9 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
             return True
         # without a compile call in the file, only a `forward` can be a target
         any_def = any(map(source.has, self.requires_any[1:]))
-        return _jagged_param(jagged_patterns(config), any_def).search(source.data) is not None
+        patterns = jagged_patterns(config)
+        return _jagged_param(patterns, any_def).search(source.data) is not None or \
+            _jagged_taken(patterns).search(source.data) is not None
 
     def triggers_for(self, config):
         # a pattern's literal part must be spelt somewhere; "*" alone matches anything
@@ -187,7 +306,10 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
     def check(self, ctx):
         model = Model(ctx, self.code)
         for target in model.targets():
-            flow = Flow(ctx, target, model.patterns)
+            scope = model.scope(target)
+            if scope is None:
+                continue  # no AOTI package runs it (the scope policy on the rule page)
+            flow = Flow(ctx, target, model.patterns, model.complete_params(target))
             if not flow.sites:
                 continue
             exports = model.exports_of(target)
@@ -206,16 +328,19 @@ dropped (AOTI202): only a check around the calls of the loaded package counts.""
                     pending.append((site, [], []))
             if not pending:
                 continue
-            params = sorted({p for s, _, _ in pending for p in s.needs}, key=flow.params.index)
+            params = sorted({p for s, _, _ in pending for p in s.needs}, key=flow.order)
             open_calls = sorted({c.call.start_byte: c for _, cs, _ in pending for c in cs}.values(), key=lambda c: c.call.start_byte)
             guard, why = None, None
             try:
+                if any(p not in flow.params for p in params):
+                    raise CannotFix("the jagged tensor is taken out of an input inside the function")
                 guard = guard_callers(ctx, model, flow, target, params, open_calls) if exports else guard_top(ctx, flow, target, params)
             except CannotFix as exc:
                 why = str(exc)
             for site, opened, opened_ext in pending:
                 try:
-                    better = rewrite(ctx, flow, site)
+                    # certain only in a package's forward: applied by --unsafe-fixes there, shown elsewhere
+                    better = rewrite(ctx, flow, site, certain=scope == "package")
                 except CannotFix:
                     better = None
                 message = what_happens(site)
