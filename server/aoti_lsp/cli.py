@@ -15,7 +15,7 @@ from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
-from aoti_lsp import reporters, runner, writes
+from aoti_lsp import files, reporters, runner, writes
 from aoti_lsp.fixer import applicable
 from aoti_lsp.noqa import unknown_noqa
 from aoti_lsp.positions import UTF32
@@ -138,9 +138,13 @@ def check(args) -> int:
         return 2
     for e in errors:
         print(f"aoti-lsp: error: {e}", file=sys.stderr)
+    skipped = files.not_checked(paths)
+    for path in skipped:  # asked for by name, so never a silent pass
+        print(f"aoti-lsp: warning: {path}: not checked: not a Python file (.py, .pyi)", file=sys.stderr)
     if not stats["files"] and not errors:  # nothing checked: no success line
-        print("aoti-lsp: warning: No Python files found under the given path(s)", file=sys.stderr)
-        return 0
+        if not skipped:
+            print("aoti-lsp: warning: No Python files found under the given path(s)", file=sys.stderr)
+        return 2 if skipped else 0
 
     items, notes, changed = [], [], 0
     counts = Counter()
@@ -175,8 +179,8 @@ def check(args) -> int:
         print(f"No fixes available ({counts['hidden']} hidden fix{'es' if counts['hidden'] != 1 else ''} "
               "can be enabled with --unsafe-fixes)", file=sys.stderr)
     if args.output_format == "text" and not args.quiet and not args.diff:
-        _summary(len(items), counts, changed, args, failed=internal, fixed=stats.get("fixed", 0))
-    if internal:
+        _summary(len(items), counts, changed, args, failed=internal or bool(skipped), fixed=stats.get("fixed", 0))
+    if internal or skipped:
         return 2
     if args.exit_zero:
         return 0
