@@ -30,3 +30,46 @@ def test_a_named_file_that_is_not_python_is_a_warning_never_a_pass(proj, capsys)
     assert code == 0 and "All checks passed!" in err
     code, _, err = run(capsys, "--check", ".")  # a folder: only its Python files, no warning
     assert code == 0 and "not checked" not in err
+
+
+MIGRATION = {
+    "pkg/__init__.py": "",
+    "pkg/paths.py": 'import os\nTOWER = os.path.join(os.environ.get("D", "/srv"), "tower.so")\n',
+    "pkg/build.py": ("import torch\nfrom pkg.paths import TOWER\ndef build(model, x):\n"
+                     '    torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": TOWER})\n'),
+    "pkg/serve.py": 'import torch\nfrom pkg.paths import TOWER\nrunner = torch._export.aot_load(TOWER, "cpu")\n',
+}
+
+
+def _write(root, files):
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+@pytest.mark.parametrize("spelling", ["absolute", "relative", "from_outside"])
+def test_diff_headers_are_relative_to_one_root_and_git_apply_takes_them(proj, capsys, spelling, monkeypatch):
+    import shutil
+    import subprocess
+
+    _write(proj, MIGRATION)
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    named = {"absolute": str(proj / "pkg" / "serve.py"), "relative": "pkg/serve.py",
+             "from_outside": str(proj / "pkg" / "serve.py")}[spelling]
+    if spelling == "from_outside":  # run from a folder beside it: the headers are the project root's
+        (proj.parent / "elsewhere").mkdir()
+        monkeypatch.chdir(proj.parent / "elsewhere")
+    code, out, err = run(capsys, "--check", "--diff", "--unsafe-fixes", named)
+    assert code == 1, err
+    headers = [line.split(None, 1)[1] for line in out.splitlines() if line.startswith(("--- ", "+++ "))]
+    prefix = os.path.relpath(proj, os.getcwd()) + "/" if spelling != "from_outside" else ""
+    prefix = "" if prefix == "./" else prefix
+    assert spelling != "from_outside" or f"relative to {proj}" in err
+    assert sorted(headers) == sorted(f"{side}/{prefix}pkg/{name}.py" for side in "ab"
+                                     for name in ("build", "paths", "serve")), headers
+    patch = proj.parent / "fix.patch"
+    patch.write_text(out)
+    subprocess.run(["git", "-C", str(proj), "apply", "--check", str(patch)], check=True)
+    if shutil.which("patch"):
+        subprocess.run(["patch", "-p1", "--dry-run", "-d", str(proj), "-i", str(patch)], check=True,
+                       capture_output=True)

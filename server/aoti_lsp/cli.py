@@ -162,7 +162,7 @@ def check(args) -> int:
         if new is not None and new != old:
             changed += 1
             if args.diff:
-                sys.stdout.write(_diff(path, old, new))
+                sys.stdout.write(_diff(_diff_name(path), old, new))
         source = Source(new if new is not None and not args.diff else old, path)
         for f in findings:
             items.append((f, source))
@@ -276,6 +276,26 @@ def _write_all(results, config_for, args, together):
                                        edits=_prints_edits(args))
         out += [(p, old, None, found, errs) for p, old, _, found, errs in again]
     return out, failed
+
+
+def _diff_name(path: str) -> str:
+    """A diff header's path: relative to the working folder, however the file was named (a
+    migration pulls in files the user did not name), so that `git apply` / `patch -p1` run
+    there take every file; a file outside it: relative to its project's root, said once."""
+    rel = os.path.relpath(os.path.abspath(path))
+    if not rel.startswith(".."):
+        return rel.replace(os.sep, "/")
+    from aoti_lsp.files import find_root
+
+    root = find_root([path])
+    if root not in _DIFF_ROOTS:
+        _DIFF_ROOTS.add(root)
+        print(f"aoti-lsp: note: the diff's paths for files outside {os.getcwd()} are relative to {root}: "
+              "apply it there", file=sys.stderr)
+    return os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+
+
+_DIFF_ROOTS: set[str] = set()
 
 
 def _diff(path: str, old: bytes, new: bytes) -> str:
