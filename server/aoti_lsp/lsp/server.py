@@ -90,6 +90,7 @@ class AotiServer(LanguageServer):
         self.sliced = slice_mod.Slicer()
         self.stale: dict[str, Source] = {}  # path -> its text, when its stored summary's offsets are old
         self.summarized_from: dict[str, tuple] = {}  # path -> (text hash, config) its stored summary is of
+        self.disk_stamps: dict[str, tuple | None] = {}  # path -> (mtime, size) the workspace index read
         all_rules()  # the rules and what they import, loaded at start, not in the first file's analysis
 
     # -- state ---------------------------------------------------------------------------
@@ -115,6 +116,7 @@ class AotiServer(LanguageServer):
         """The document's findings. `full`: from an analysis of the whole text, whose lazy fixes
         can be built (a slice's, or one moved from it, are planned on other texts: slice.py)."""
         cfg = self.config_for(doc.path)
+        self.project.disk_changed()  # a file read from disk, saved since: the version (the key) moves
         key = (doc.version, doc.revision, self.project.version, cfg)
         cached = self._results.get(doc.uri)
         if cached and cached[0] == key and not (full and getattr(cached[1], "partial", False)):
@@ -346,6 +348,18 @@ class AotiServer(LanguageServer):
     def is_open(self, path: str) -> bool:
         return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
 
+    def reread_disk(self) -> bool:
+        """Summaries of indexed files (not open) whose text on disk changed since: an editor that
+        watches no files tells the server only of the buffers it saves, not of the others a
+        multi-file fix wrote. True when a summary changed."""
+        changed = False
+        for path, stamp in list(self.disk_stamps.items()):
+            now = _stamp(path)
+            if now != stamp and not self.is_open(path):
+                self.disk_stamps[path] = now
+                changed |= self.update_summary(path, _disk_source(path))
+        return changed
+
     async def index_workspace(self) -> None:
         """Summaries of every file of the workspace folders' projects (each folder's root found
         as the CLI finds it, the same files, the same cache). Runs on the event loop, yielding
@@ -362,11 +376,20 @@ class AotiServer(LanguageServer):
                 await asyncio.sleep(0)
                 if not self.is_open(path):  # the editor's buffer wins over the disk
                     changed |= self.project.update(os.path.abspath(path), summary)
+                    self.disk_stamps[os.path.abspath(path)] = _stamp(path)
                     entry = cache.entries.get(cache.rel(path))
                     if entry is not None:  # a buffer opened on the same text needs no summary of its own
                         self.summarized_from[os.path.abspath(path)] = (entry.hash, _plain(cfg))
         if changed:
             self.refresh_all()
+
+
+def _stamp(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _plain(cfg: configmod.Config) -> configmod.Config:
@@ -469,6 +492,8 @@ def did_save(ls: AotiServer, params: types.DidSaveTextDocumentParams):
     doc = ls.docs.get(params.text_document.uri)
     if doc is not None:
         ls.recheck(doc)
+        if ls.project.disk_changed() | ls.reread_disk():  # files saved beside it that the editor does not report
+            ls.refresh_all()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -526,22 +551,26 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
             continue
         if ls.is_open(path):
             continue  # open documents are tracked from the editor's buffer
-        source = None
-        if event.type != types.FileChangeType.Deleted and os.path.isfile(path):
-            try:
-                if budget.too_large(os.path.getsize(path)):
-                    raise SourceError("too large")
-                with open(path, "rb") as fh:
-                    data = fh.read()
-                decode_check(data)
-                source = Source(data, os.path.abspath(path))
-            except (OSError, SourceError):
-                source = None
+        source = _disk_source(path) if event.type != types.FileChangeType.Deleted else None
         changed |= ls.update_summary(path, source)
     if changed:
         ls.generation += 1
         ls._results.clear()
         ls.refresh_all()
+
+
+def _disk_source(path: str) -> Source | None:
+    if not os.path.isfile(path):
+        return None
+    try:
+        if budget.too_large(os.path.getsize(path)):
+            raise SourceError("too large")
+        with open(path, "rb") as fh:
+            data = fh.read()
+        decode_check(data)
+        return Source(data, os.path.abspath(path))
+    except (OSError, SourceError):
+        return None
 
 
 # -- code actions ---------------------------------------------------------------------------
