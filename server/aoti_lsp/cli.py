@@ -241,8 +241,9 @@ def _summary(count, counts, changed, args, failed=False, fixed=0):
         msg += (f"\n{counts['hidden']} more fixable with --fix --unsafe-fixes (unsafe: they change behaviour or "
                 "the artifact; read the diff with --diff first).")
     if counts["display"]:
-        msg += (f"\n{counts['display']} display-only fix{'es' if counts['display'] != 1 else ''} shown: they need your "
-                "input (an editor quick fix with placeholders); --fix never applies them.")
+        msg += (f"\n{counts['display']} editor-only fix{'es' if counts['display'] != 1 else ''} shown: --fix never "
+                "applies them; the editor does, as a quick fix (it fills in placeholders or makes a decision its "
+                "title names).")
     print(msg, file=sys.stderr)
 
 

@@ -57,7 +57,7 @@ async def test_the_migration_is_resolved_lazily(client, tmp_path):
     assert unused.data["fix"]["lazy"] and unused.data["fix"]["applicability"] == "safe"
 
     actions = await _actions(client, uri, [compile_diag])
-    action = next(a for a in actions if a.title == f"aoti-lsp (AOTI001): {TITLE}")
+    action = next(a for a in actions if a.title == f"aoti-lsp (AOTI001): {TITLE} [unsafe]")
     if resolves(client):
         assert action.edit is None and action.data["version"] == 1
         action = await client.code_action_resolve_async(action)
@@ -235,7 +235,7 @@ def test_a_fix_that_cannot_be_built_offers_nothing(tmp_path):
 
     path = tmp_path / "m.py"
     path.write_text(TEXT)
-    action = f"['aoti-lsp (AOTI001): {TITLE}']"
+    action = f"['aoti-lsp (AOTI001): {TITLE} [unsafe]']"
     for flag, want in (("--resolve", f"{action} [None] []"), ("--inline", "[] [] []")):
         out = subprocess.run([sys.executable, "-c", BROKEN_CHILD, str(path), flag], capture_output=True, text=True,
                              timeout=120)

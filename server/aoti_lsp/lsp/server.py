@@ -21,7 +21,7 @@ from aoti_lsp.engine import Result, analyze
 from aoti_lsp import runner
 from aoti_lsp.cache import Cache, content_hash
 from aoti_lsp.files import discover, find_root, rooted
-from aoti_lsp.findings import LazyFix
+from aoti_lsp.findings import LazyFix, tier
 from aoti_lsp.fixer import applicable, fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
 from aoti_lsp.lsp.convert import SOURCE, diagnostic, fix_data, lsp_range, moved_diagnostics, reused_diagnostics
@@ -665,7 +665,7 @@ def code_action(ls: AotiServer, params: types.CodeActionParams):
                     actions += _lazy_action(ls, doc, diag, code, fix, preferred=i == 0)
                     continue
                 actions.append(types.CodeAction(
-                    title=f"aoti-lsp ({code}): {fix['title']}",
+                    title=_title(code, fix),
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diag],
                     is_preferred=(i == 0 and fix.get("applicability") == "safe") or None,
@@ -748,6 +748,13 @@ def _lazy_finding(ls: AotiServer, doc: Document, code, rng, title, full: bool = 
     return None
 
 
+def _title(code, fix: dict) -> str:
+    """A quick fix's title: the fix's, and its tier when it is not safe (findings.tier's words;
+    "editor only" means nothing in the editor itself)."""
+    words = tier(fix.get("applicability", "safe"), bool(fix.get("snippet"))).replace(", editor only", "")
+    return f"aoti-lsp ({code}): {fix['title']}" + ("" if words in ("safe", "editor only") else f" [{words}]")
+
+
 def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fix: dict, preferred: bool) -> list:
     """The quick fix of a lazy fix, without its edit: codeAction/resolve builds it (or the end
     of code_action, for a client that cannot resolve edits). None offered when the document's
@@ -759,7 +766,7 @@ def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fi
     if found is None or found[1].failed:  # failed: its build was tried and raised (logged)
         return []
     return [types.CodeAction(
-        title=f"aoti-lsp ({code}): {fix['title']}",
+        title=_title(code, fix),
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diag],
         is_preferred=(preferred and fix.get("applicability") == "safe") or None,

@@ -35,8 +35,8 @@ cannot follow; the path constant is also loaded as a shared library (`ctypes.CDL
 as a string (`.replace(".so", ...)`); a loader's device cannot be read. A loader that asks for
 another device type than the compile used (`aot_load(p, "cpu")` of a CUDA-compiled model) is a bug
 of its own (AOTI101): the migration would drop `device="cpu"` and hide it, so it is then offered
-only in the editor (display-only, its title says `drops device="cpu"`), never by `--fix` or
-fix-all, and AOTI101 stays reported."""
+only in the editor (unsafe, editor only: its title ends `[unsafe]` and says `decides the device:
+drops device="cpu"`), never by `--fix` or fix-all, and AOTI101 stays reported."""
 
 
 class DeprecatedCall(Rule):

@@ -37,8 +37,8 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
 (`"cuda" if torch.cuda.is_available() else "cpu"`), a function parameter, a config attribute."""
     fix_explanation = """\
 - `aot_load(so, "cpu")` for a CUDA-compiled model: two ways out, and which one is right is the
-  user's decision, so both are only offered in the editor (display-only: never applied by
-  `--fix` or fix-all): load it on the compile device (`aot_load(so, "cuda")`, with its index when
+  user's decision, so both are only offered in the editor (unsafe, editor only: never applied
+  by `--fix` or fix-all): load it on the compile device (`aot_load(so, "cuda")`, with its index when
   the compile side names one) and feed it inputs on that device; or compile it for the device it
   is served on (each `device="cuda"`, `.cuda()`, `.to("cuda")` that sets the example inputs' and
   the model's device names `cpu`; offered when every one of them is spelt so). The deprecated-API migration of such
