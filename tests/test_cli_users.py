@@ -73,3 +73,40 @@ def test_diff_headers_are_relative_to_one_root_and_git_apply_takes_them(proj, ca
     if shutil.which("patch"):
         subprocess.run(["patch", "-p1", "--dry-run", "-d", str(proj), "-i", str(patch)], check=True,
                        capture_output=True)
+
+
+EXPORTED_POOL = '''import torch
+
+
+class Pool(torch.nn.Module):
+    def forward(self, values, lengths):
+        offsets = torch.cumsum(lengths, 0)
+        return values[offsets - 1]
+
+
+def build(values, lengths):
+    ep = torch.export.export(Pool(), (values, lengths))
+    return torch._inductor.aoti_compile_and_package(ep, package_path="pool.pt2")
+
+
+runner = torch._inductor.aoti_load_package("pool.pt2")
+
+
+def serve(batch):
+    return runner(*batch)
+'''
+
+
+def test_refusal_notes_say_what_is_true(proj, capsys):
+    # forward has no check, and the file does call the package (with arguments not matched)
+    (proj / "pool.py").write_text(EXPORTED_POOL)
+    code, out, _ = run(capsys, "--check", "pool.py")
+    assert code == 1 and "AOTI201" in out
+    assert "no call of the loaded package in this file" not in out
+    assert "a check inside `forward` is dropped" not in out
+    assert "no automatic fix: the package's calls here (`runner(*batch)`) pass arguments" in out
+    assert "torch.export drops an empty-input check inside `forward`" in out
+    # with no call at all, it says so
+    (proj / "pool.py").write_text(EXPORTED_POOL.replace("    return runner(*batch)", "    return runner"))
+    _, out, _ = run(capsys, "--check", "pool.py")
+    assert "no automatic fix: no call of the loaded package in this file" in out
