@@ -110,3 +110,15 @@ def test_refusal_notes_say_what_is_true(proj, capsys):
     (proj / "pool.py").write_text(EXPORTED_POOL.replace("    return runner(*batch)", "    return runner"))
     _, out, _ = run(capsys, "--check", "pool.py")
     assert "no automatic fix: no call of the loaded package in this file" in out
+
+
+def test_noqa_warns_only_about_aoti_looking_codes(proj, capsys):
+    (proj / "n.py").write_text(
+        "import torch\n"
+        "a = torch._export.aot_compile(m, (x,))  # noqa: RUF\n"
+        "b = torch._export.aot_compile(m, (x,))  # noqa: PLR2004, NOPE\n"
+        "c = torch._export.aot_compile(m, (x,))  # noqa: AOT001\n")
+    code, _, err = run(capsys, "--check", "n.py")
+    assert code == 1  # none of them suppresses AOTI001
+    assert "'RUF'" not in err and "'PLR2004'" not in err and "'NOPE'" not in err, err
+    assert "n.py:4: unknown code 'AOT001' in a noqa comment" in err

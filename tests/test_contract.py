@@ -115,13 +115,13 @@ def test_syntax_errors_are_said(proj, capsys):
 def test_noqa_with_an_unknown_code_warns_and_suppresses_nothing(proj, capsys):
     (proj / "n.py").write_text(
         "import torch\n"
-        "a = torch._export.aot_compile(m, (x,))  # noqa: NOPE\n"
+        "a = torch._export.aot_compile(m, (x,))  # noqa: AOIT001\n"
         "b = torch._export.aot_compile(m, (x,))  # noqa: AOTI1O1, E501\n"
         "c = torch._export.aot_compile(m, (x,))  # noqa: E501, AOTI001\n"
         "d = '# noqa: NOPE'\n")
     code, out, err = run(capsys, "--check", "--output-format", "json", "n.py")
     assert [i["location"]["row"] for i in json.loads(out)] == [2, 3]
-    assert "n.py:2: unknown code 'NOPE' in a noqa comment" in err
+    assert "n.py:2: unknown code 'AOIT001' in a noqa comment" in err
     assert "n.py:3: unknown code 'AOTI1O1'" in err
     assert "E501" not in err and "n.py:5" not in err  # other linters' codes; text in a string
 
