@@ -122,3 +122,14 @@ def test_noqa_warns_only_about_aoti_looking_codes(proj, capsys):
     assert code == 1  # none of them suppresses AOTI001
     assert "'RUF'" not in err and "'PLR2004'" not in err and "'NOPE'" not in err, err
     assert "n.py:4: unknown code 'AOT001' in a noqa comment" in err
+
+
+@pytest.mark.parametrize("table", ["aoti_lsp", "aoti-LSP", "aotilsp", "aoti.lsp"])
+def test_a_near_miss_config_table_is_an_error_naming_the_right_one(proj, capsys, table):
+    (proj / "pyproject.toml").write_text(f"[project]\nname = 'x'\n[tool.{table}]\nignore = ['AOTI001']\n"
+                                         if "." not in table else
+                                         f"[project]\nname = 'x'\n[tool.\"{table}\"]\nignore = ['AOTI001']\n")
+    (proj / "bad.py").write_text(BAD)
+    code, _, err = run(capsys, "--check", "bad.py")
+    assert code == 2, err
+    assert "is not read: the table is [tool.aoti-lsp]" in err and "All checks passed" not in err
