@@ -161,3 +161,14 @@ async def test_a_migration_that_decides_the_device_says_so_in_its_title_and_hove
         types.TextDocumentIdentifier(uri), diag.range.start))
     text = hover.contents.value if hasattr(hover.contents, "value") else str(hover.contents)
     assert "(unsafe, editor only):" in text and "display-only" not in text, text
+
+
+async def test_device_errors_name_the_deprecated_loader_that_causes_them(client, tmp_path):
+    uri, aoti002, _ = await _migration(client, tmp_path, CUDA_FILES)
+    shown = await _shown(client, uri)
+    (aoti101,) = [d for d in shown if d.code == "AOTI101"]
+    if not client.capabilities.text_document.publish_diagnostics.related_information:
+        pytest.skip("this client takes no related information")
+    named = [r for r in aoti101.related_information or [] if "(AOTI002)" in r.message]
+    assert named and named[0].location.uri == uri and named[0].location.range == aoti002.range, aoti101
+    assert "deprecated `torch._export.aot_load`" in named[0].message

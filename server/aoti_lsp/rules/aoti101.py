@@ -2,7 +2,7 @@ import os
 import re
 
 from aoti_lsp.devices import ConsistencyRule, analysis, artifact_related, delete_argument, related
-from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
+from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Related, Severity
 from aoti_lsp.rules import Rule
 
 # what sets a compile-time device, as spelt: `device="cuda:0"`, `.cuda()`, `.to("cuda")`
@@ -82,7 +82,8 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 # compile device): offered in the editor, never applied by --fix or fix-all
                 fix = Fix(f'Load on "{compiled.spelled}" (and feed it {compiled.type} inputs)',
                           (Edit(node.start_byte, node.end_byte, f'"{compiled.spelled}"'),), Applicability.DISPLAY)
-                rel = artifact_related(art) + related(loaded.evidence, f"loaded on {loaded.type}", skip=(node.start_byte, node.end_byte))
+                rel = (artifact_related(art) + related(loaded.evidence, f"loaded on {loaded.type}", skip=(node.start_byte, node.end_byte))
+                       + old_load_related(load))
                 other = compile_for(ctx, a, load, art, loaded.type)
                 yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, related=rel,
                               severity=self.severity, alternatives=(other,) if other else ())
@@ -99,6 +100,17 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 rel = artifact_related(art)
                 yield Finding(self.code, message, arg.start_byte, arg.end_byte, fix=fix, related=rel,
                               severity=self.severity)
+
+
+def old_load_related(load) -> list[Related]:
+    """The deprecated loader behind a device finding, named (AOTI002 sorts below the errors it
+    causes in a Problems list): its migration decides the device too."""
+    if not load.old:
+        return []
+    func = load.call.child_by_field_name("function") or load.call
+    name = func.text.decode("utf-8", "replace")
+    return [Related(func.start_byte, func.end_byte, f"loaded with the deprecated `{name}` (AOTI002): "
+                    "its replacement, aoti_load_package, loads on the device the package was compiled for")]
 
 
 def compile_for(ctx, a, load, art, target: str) -> Fix | None:
