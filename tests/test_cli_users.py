@@ -133,3 +133,14 @@ def test_a_near_miss_config_table_is_an_error_naming_the_right_one(proj, capsys,
     code, _, err = run(capsys, "--check", "bad.py")
     assert code == 2, err
     assert "is not read: the table is [tool.aoti-lsp]" in err and "All checks passed" not in err
+
+
+def test_fix_says_which_files_a_migration_wrote_beyond_the_named_one(proj, capsys):
+    _write(proj, MIGRATION)
+    code, _, err = run(capsys, "--check", "--fix", "--unsafe-fixes", "pkg/serve.py")
+    assert "aoti_load_package" in (proj / "pkg" / "serve.py").read_text()
+    assert "tower.pt2" in (proj / "pkg" / "paths.py").read_text()  # not named, written
+    note = next(line for line in err.splitlines() if "one migration wrote" in line)
+    for rel in ("pkg/build.py", "pkg/paths.py", "pkg/serve.py"):
+        assert rel in note, err
+    assert "all or none" in note

@@ -262,6 +262,9 @@ def _write_all(results, config_for, args, together):
     for group in groups:
         try:
             writer.write_together([(p, rows[p][1], rows[p][2]) for p in group])
+            if len(group) > 1:  # more than the named files may change: say which, and why
+                print(f"aoti-lsp: note: one migration wrote {', '.join(_rel(p) for p in group)}: every file of "
+                      "its artifact changes together (all or none)", file=sys.stderr)
         except writes.Skipped as exc:
             print(f"aoti-lsp: warning: {exc}" + (f" (nor {', '.join(p for p in group if p not in str(exc))}: "
                   "they change together)" if len(group) > 1 else ""), file=sys.stderr)
