@@ -48,7 +48,8 @@ def _write(root, files):
 
 
 @pytest.mark.parametrize("spelling", ["absolute", "relative", "from_outside"])
-def test_diff_headers_are_relative_to_one_root_and_git_apply_takes_them(proj, capsys, spelling, monkeypatch):
+def test_diff_headers_are_relative_to_one_root_and_git_apply_takes_them(proj, capsys, spelling, monkeypatch,
+                                                                        tmp_path_factory):
     import shutil
     import subprocess
 
@@ -57,8 +58,7 @@ def test_diff_headers_are_relative_to_one_root_and_git_apply_takes_them(proj, ca
     named = {"absolute": str(proj / "pkg" / "serve.py"), "relative": "pkg/serve.py",
              "from_outside": str(proj / "pkg" / "serve.py")}[spelling]
     if spelling == "from_outside":  # run from a folder beside it: the headers are the project root's
-        (proj.parent / "elsewhere").mkdir()
-        monkeypatch.chdir(proj.parent / "elsewhere")
+        monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
     code, out, err = run(capsys, "--check", "--diff", "--unsafe-fixes", named)
     assert code == 1, err
     headers = [line.split(None, 1)[1] for line in out.splitlines() if line.startswith(("--- ", "+++ "))]
@@ -67,7 +67,7 @@ def test_diff_headers_are_relative_to_one_root_and_git_apply_takes_them(proj, ca
     assert spelling != "from_outside" or f"relative to {proj}" in err
     assert sorted(headers) == sorted(f"{side}/{prefix}pkg/{name}.py" for side in "ab"
                                      for name in ("build", "paths", "serve")), headers
-    patch = proj.parent / "fix.patch"
+    patch = tmp_path_factory.mktemp("patch") / "fix.patch"
     patch.write_text(out)
     subprocess.run(["git", "-C", str(proj), "apply", "--check", str(patch)], check=True)
     if shutil.which("patch"):
