@@ -144,3 +144,16 @@ def test_fix_says_which_files_a_migration_wrote_beyond_the_named_one(proj, capsy
     for rel in ("pkg/build.py", "pkg/paths.py", "pkg/serve.py"):
         assert rel in note, err
     assert "all or none" in note
+
+
+def test_version_probe_imports_nothing_heavy():
+    """Editors probe `python -m aoti_lsp --version` before (or while) starting the server: it
+    answers without importing the CLI, the rules or tree-sitter (~1 s on a loaded machine)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "aoti_lsp", "--version"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip().startswith("aoti-lsp ")
+    imported = [line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line]
+    assert not [m for m in imported if m.startswith(("aoti_lsp.", "tree_sitter", "pygls"))], imported
