@@ -172,3 +172,16 @@ async def test_device_errors_name_the_deprecated_loader_that_causes_them(client,
     named = [r for r in aoti101.related_information or [] if "(AOTI002)" in r.message]
     assert named and named[0].location.uri == uri and named[0].location.range == aoti002.range, aoti101
     assert "deprecated `torch._export.aot_load`" in named[0].message
+
+
+async def test_a_config_change_on_disk_reaches_the_next_pull(client, tmp_path):
+    """The config is an input of the result too: an editor that watches no files still sees
+    pyproject.toml's new `ignore` at its next pull, never `unchanged`."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    path = tmp_path / "m.py"
+    path.write_text("import torch\nso = torch._export.aot_compile(m, (x,))\n")
+    uri = _open(client, path, path.read_text())
+    assert [d.code for d in await _shown(client, uri)] == ["AOTI001"]
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n[tool.aoti-lsp]\nignore = ['AOTI001']\n")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    assert [d.code for d in await _shown(client, uri)] == []
