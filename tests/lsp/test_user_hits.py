@@ -32,6 +32,9 @@ async def client(lsp_client: LanguageClient, request, tmp_path):
     def register(params):
         return None
 
+    marker = request.node.get_closest_marker("project")
+    if marker is not None:  # on disk before the editor starts: the workspace index reads it
+        write_project(tmp_path, marker.args[0])
     await lsp_client.initialize_session(types.InitializeParams(
         capabilities=_profile(request.param), root_uri=tmp_path.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")]))
@@ -67,9 +70,9 @@ def _change(client, uri, version, text):
         [types.TextDocumentContentChangeWholeDocument(text=text)]))
 
 
+@pytest.mark.project(FILES)
 @pytest.mark.parametrize("build_open", [True, False])
 async def test_multi_file_quick_fix_then_save_is_never_answered_unchanged(client, tmp_path, build_open):
-    write_project(tmp_path, FILES)
     pkg = tmp_path / "pkg"
     build_uri = (pkg / "build.py").as_uri()
     if build_open:  # else the server knows build.py from the workspace index only (its summary)
@@ -106,6 +109,8 @@ async def test_multi_file_quick_fix_then_save_is_never_answered_unchanged(client
         (pkg / u.rsplit("/", 1)[-1]).write_text(new[u])
         if u in opened:
             client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(u)))
+    if not client.pull:  # a pull looks at the disk; a push client hears once the saves pause
+        await asyncio.sleep(SETTLE_S + 0.5)
     shown = await _shown(client, uri)
     assert "aoti_load_package(TOWER)" in new[uri]
     assert not [d for d in shown if d.code in ("AOTI002", "AOTI003")], [(d.code, d.message) for d in shown]
@@ -120,8 +125,7 @@ CUDA_FILES = {**FILES, "pkg/build.py": """
     """}
 
 
-async def _migration(client, tmp_path, files):
-    write_project(tmp_path, files)
+async def _migration(client, tmp_path):
     serve = tmp_path / "pkg" / "serve.py"
     uri = _open(client, serve, serve.read_text())
     loop = asyncio.get_running_loop()
@@ -138,8 +142,9 @@ async def _migration(client, tmp_path, files):
     raise AssertionError(f"no migration offered: {[a.title for a in actions or []]} {[d.data for d in diags]}")
 
 
+@pytest.mark.project(FILES)
 async def test_hover_previews_each_file_of_a_multi_file_migration_apart(client, tmp_path):
-    uri, diag, _ = await _migration(client, tmp_path, FILES)
+    uri, diag, _ = await _migration(client, tmp_path)
     hover = await client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), diag.range.start))
     text = hover.contents.value if hasattr(hover.contents, "value") else str(hover.contents)
@@ -153,8 +158,9 @@ async def test_hover_previews_each_file_of_a_multi_file_migration_apart(client, 
     assert ".pt2" not in serve_part and "aoti_compile_and_package" not in serve_part, preview
 
 
+@pytest.mark.project(CUDA_FILES)
 async def test_a_migration_that_decides_the_device_says_so_in_its_title_and_hover(client, tmp_path):
-    uri, diag, fix = await _migration(client, tmp_path, CUDA_FILES)
+    uri, diag, fix = await _migration(client, tmp_path)
     assert fix.title.endswith("[unsafe]"), fix.title
     assert 'decides the device: drops device="cpu"' in fix.title, fix.title
     hover = await client.text_document_hover_async(types.HoverParams(
@@ -163,8 +169,9 @@ async def test_a_migration_that_decides_the_device_says_so_in_its_title_and_hove
     assert "(unsafe, editor only):" in text and "display-only" not in text, text
 
 
+@pytest.mark.project(CUDA_FILES)
 async def test_device_errors_name_the_deprecated_loader_that_causes_them(client, tmp_path):
-    uri, aoti002, _ = await _migration(client, tmp_path, CUDA_FILES)
+    uri, aoti002, _ = await _migration(client, tmp_path)
     shown = await _shown(client, uri)
     (aoti101,) = [d for d in shown if d.code == "AOTI101"]
     if not client.capabilities.text_document.publish_diagnostics.related_information:

@@ -91,6 +91,7 @@ class AotiServer(LanguageServer):
         self.stale: dict[str, Source] = {}  # path -> its text, when its stored summary's offsets are old
         self.summarized_from: dict[str, tuple] = {}  # path -> (text hash, config) its stored summary is of
         self.disk_stamps: dict[str, tuple | None] = {}  # path -> (mtime, size) the workspace index read
+        self.saved = False  # a document was saved since the last typing pause
         all_rules()  # the rules and what they import, loaded at start, not in the first file's analysis
 
     # -- state ---------------------------------------------------------------------------
@@ -325,6 +326,9 @@ class AotiServer(LanguageServer):
         diagnostics may have changed (related locations point into edited files), and read what
         the next keystroke's slice needs of each open file (slice.py)."""
         changed = self.flush_summaries()
+        if self.saved:  # files written with a saved one (a multi-file fix, then `:wall`) that no editor reports
+            self.saved = False
+            changed |= self.project.disk_changed() | self.reread_disk()
         for doc in list(self.docs.values()):  # a first analysis of the relevant statements: the whole file's now
             cached = self._results.get(doc.uri)
             if cached is not None and getattr(cached[1], "outlined", False):
@@ -371,6 +375,7 @@ class AotiServer(LanguageServer):
             self.project.root = self.project.root or root
             cfg = rooted(self.config_for(root), root)
             files, _ = discover([root], cfg)
+            log.info("workspace index of %s: %d files", root, len(files))
             cache = Cache(root, cfg)
             for path, summary in runner.index(files, cfg, cache):
                 await asyncio.sleep(0)
@@ -380,6 +385,7 @@ class AotiServer(LanguageServer):
                     entry = cache.entries.get(cache.rel(path))
                     if entry is not None:  # a buffer opened on the same text needs no summary of its own
                         self.summarized_from[os.path.abspath(path)] = (entry.hash, _plain(cfg))
+        log.info("workspace index done (project version %d)", self.project.version)
         if changed:
             self.refresh_all()
 
@@ -439,7 +445,17 @@ def initialized(ls: AotiServer, params):
                 types.FileSystemWatcher(glob_pattern="**/*.py"),
                 types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
             ]))]))
-    asyncio.ensure_future(ls.index_workspace())
+    task = asyncio.ensure_future(ls.index_workspace())
+    task.add_done_callback(_index_done)
+
+
+def _index_done(task) -> None:
+    """A failed workspace index is logged, never lost with its task: without it no cross-file
+    finding or migration of a closed file appears."""
+    if not task.cancelled() and task.exception() is not None:
+        exc = task.exception()
+        log.error("workspace index failed", exc_info=(type(exc), exc, exc.__traceback__))
+        server.window_log_message(types.LogMessageParams(types.MessageType.Error, f"aoti-lsp: workspace index failed: {exc!r}"))
 
 
 def _open(ls: AotiServer, uri: str, text: str, version) -> Document:
@@ -491,6 +507,7 @@ def lost_change(ls: AotiServer, uri):
 def did_save(ls: AotiServer, params: types.DidSaveTextDocumentParams):
     doc = ls.docs.get(params.text_document.uri)
     if doc is not None:
+        ls.saved = True  # settled() looks at the disk again: `:wall` writes the other files after this one
         ls.recheck(doc)
         if ls.project.disk_changed() | ls.reread_disk():  # files saved beside it that the editor does not report
             ls.refresh_all()
@@ -518,6 +535,9 @@ def pull_diagnostics(ls: AotiServer, params: types.DocumentDiagnosticParams):
     if doc is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     try:
+        if ls.saved:  # since a save, files the editor does not report may have changed on disk
+            ls.project.disk_changed()
+            ls.reread_disk()
         items = ls.diagnostics(doc)
     except Exception as exc:  # keep serving: an empty report and a log line
         log.exception("diagnostics failed")
