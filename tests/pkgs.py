@@ -8,8 +8,11 @@ from pathlib import Path
 
 PACKAGES = Path(__file__).parent / "packages"
 _REPO = Path(__file__).resolve().parents[1]
-# ../shared beside the repository (CI, the main checkout), else AOTI_SHARED (worktrees)
-SHARED_PT2 = Path(os.environ.get("AOTI_SHARED", _REPO.parent / "shared")) / "fixtures" / "cuda" / "LastItemGather.pt2"
+# the real CUDA package: ../shared's whole one beside the repository (CI, the main checkout; or
+# AOTI_SHARED), else the one vendored in tests/real_cuda (the same package less its .so)
+VENDORED_PT2 = Path(__file__).parent / "real_cuda" / "LastItemGather.pt2"
+_WHOLE = Path(os.environ.get("AOTI_SHARED", _REPO.parent / "shared")) / "fixtures" / "cuda" / "LastItemGather.pt2"
+SHARED_PT2 = _WHOLE if _WHOLE.is_file() else VENDORED_PT2
 
 
 def build(folder: Path, out: Path, provenance: bool = False, replace: dict[str, str] | None = None) -> Path:

@@ -117,13 +117,13 @@ def test_syntax_errors_are_said(proj, capsys):
 def test_noqa_with_an_unknown_code_warns_and_suppresses_nothing(proj, capsys):
     (proj / "n.py").write_text(
         "import torch\n"
-        "a = torch._export.aot_compile(m, (x,))  # noqa: NOPE\n"
+        "a = torch._export.aot_compile(m, (x,))  # noqa: AOIT001\n"
         "b = torch._export.aot_compile(m, (x,))  # noqa: AOTI1O1, E501\n"
         "c = torch._export.aot_compile(m, (x,))  # noqa: E501, AOTI001\n"
         "d = '# noqa: NOPE'\n")
     code, out, err = run(capsys, "--check", "--output-format", "json", "n.py")
     assert [i["location"]["row"] for i in json.loads(out)] == [2, 3]
-    assert "n.py:2: unknown code 'NOPE' in a noqa comment" in err
+    assert "n.py:2: unknown code 'AOIT001' in a noqa comment" in err
     assert "n.py:3: unknown code 'AOTI1O1'" in err
     assert "E501" not in err and "n.py:5" not in err  # other linters' codes; text in a string
 
@@ -177,8 +177,8 @@ def test_display_only_fixes_are_shown_as_such_and_counted(proj, capsys):
     (proj / "snip.py").write_text(SNIPPET)
     code, out, err = run(capsys, "--check", "snip.py")
     assert code == 1
-    assert "= fix (display-only): Return early when `values` is empty" in out and "(safe)" not in out
-    assert "[*]" not in out and "1 display-only fix shown" in err and "fixable with --fix" not in err
+    assert "= fix (editor only): Return early when `values` is empty" in out and "(safe)" not in out
+    assert "[*]" not in out and "1 editor-only fix shown" in err and "fixable with --fix" not in err
     _, out, _ = run(capsys, "--check", "--output-format", "json", "snip.py")
     (item,) = json.loads(out)
     assert item["fix"]["applicability"] == "display-only"
@@ -191,9 +191,9 @@ def test_summary_counts_match_what_is_shown(proj, capsys):
     (proj / "seed.py").write_text(SEED)
     (proj / "snip.py").write_text(SNIPPET)
     _, out, err = run(capsys, "--check", ".")
-    shown = {k: out.count(f"= fix ({k})") for k in ("safe", "unsafe", "display-only")}
+    shown = {k: out.count(f"= fix ({k})") for k in ("safe", "unsafe", "unsafe, editor only", "editor only")}
     assert f"{shown['unsafe']} more fixable with --fix --unsafe-fixes" in err
-    assert f"{shown['display-only']} display-only fix" in err
+    assert f"{shown['unsafe, editor only'] + shown['editor only']} editor-only fix" in err
     assert out.count("[*]") == shown["safe"]
 
 
@@ -204,7 +204,7 @@ def test_fix_markers_match_the_count_with_unsafe_fixes(proj, capsys):
     # AOTI102's move and bad.py's migration; the seed's load on "cpu" of a CUDA model is a decision
     # (AOTI101 display-only) and holds back that artifact's migration (AOTI001/002 display-only)
     assert marked == 2 and f"[*] {marked} fixable with --fix --unsafe-fixes." in err
-    assert out.count("= fix (display-only)") == 3
+    assert out.count("= fix (unsafe, editor only)") == 3
 
 
 def test_diff_says_when_only_unsafe_fixes_exist(proj, capsys):

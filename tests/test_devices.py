@@ -244,7 +244,7 @@ def metadata(device: str) -> bytes:
     return json.dumps({"AOTI_DEVICE_KEY": device, "AOTI_PLATFORM": "linux"}).encode()
 
 
-@pytest.mark.skipif(not CUDA_PACKAGE.exists(), reason="../shared/fixtures/cuda not beside the repository")
+@pytest.mark.skipif(not CUDA_PACKAGE.exists(), reason="the real CUDA package is missing (tests/real_cuda/LastItemGather.pt2)")
 def test_real_cuda_package():
     info = read_package(CUDA_PACKAGE)
     device, entry = info.device()
@@ -252,7 +252,7 @@ def test_real_cuda_package():
     assert entry.startswith("LastItemGather/data/aotinductor/model/") and entry.endswith(".wrapper_metadata.json")
 
 
-@pytest.mark.skipif(not CUDA_PACKAGE.exists(), reason="../shared/fixtures/cuda not beside the repository")
+@pytest.mark.skipif(not CUDA_PACKAGE.exists(), reason="the real CUDA package is missing (tests/real_cuda/LastItemGather.pt2)")
 def test_real_cuda_package_from_source(tmp_path):
     text = f"import torch\nrunner = torch._inductor.aoti_load_package({str(CUDA_PACKAGE)!r})\nrunner(torch.ones(3))\n"
     (f,) = run(text, str(tmp_path / "app.py"))

@@ -244,7 +244,7 @@ def test_inspect_hostile(tmp_path):
     assert res.returncode == 2 and "not a zip archive" in res.stdout
 
 
-@pytest.mark.skipif(not SHARED_PT2.exists(), reason="needs ../shared/fixtures/cuda/LastItemGather.pt2 (2.4 MB, not in the repo)")
+@pytest.mark.skipif(not SHARED_PT2.exists(), reason="the real CUDA package is missing (tests/real_cuda/LastItemGather.pt2)")
 def test_whole_cuda_package():
     (e,) = explain.explain(CUDA_LOG, str(SHARED_PT2), [str(MODELS)])
     check_last_item_gather_trace(e, "ks0", "s59", "triton_poi_fused_")

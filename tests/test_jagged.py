@@ -270,7 +270,7 @@ def test_callers_in_other_files_count():
                    ("pkg/batch.py", unchecked))
     (f,) = findings(models, "AOTI201", project=more, path="pkg/models.py")
     assert [(r.path, r.message) for r in f.related] == [
-        ("pkg/export.py", "`M` exported here: a check inside `forward` is dropped"),
+        ("pkg/export.py", "`M` exported here: torch.export drops an empty-input check inside `forward`: it belongs where the package is called"),
         ("pkg/batch.py", "a call of the package without the check")]
 
 

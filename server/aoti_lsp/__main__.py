@@ -1,5 +1,14 @@
+"""`python -m aoti_lsp`. `--version` is answered before the CLI's modules are imported: editors
+probe it while they start the server (VS Code's extension waits for it)."""
+
 import sys
 
-from aoti_lsp.cli import main
+if sys.argv[1:] == ["--version"]:
+    from aoti_lsp import __version__
+
+    print(f"aoti-lsp {__version__}")
+    sys.exit(0)
+
+from aoti_lsp.cli import main  # noqa: E402
 
 sys.exit(main())

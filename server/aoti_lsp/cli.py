@@ -15,7 +15,7 @@ from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp import config as configmod
-from aoti_lsp import notebook, reporters, runner, writes
+from aoti_lsp import files, notebook, reporters, runner, writes
 from aoti_lsp.fixer import applicable
 from aoti_lsp.noqa import unknown_noqa
 from aoti_lsp.positions import UTF32
@@ -138,9 +138,13 @@ def check(args) -> int:
         return 2
     for e in errors:
         print(f"aoti-lsp: error: {e}", file=sys.stderr)
+    skipped = files.not_checked(paths)
+    for path in skipped:  # asked for by name, so never a silent pass
+        print(f"aoti-lsp: warning: {path}: not checked: not a Python file (.py, .pyi)", file=sys.stderr)
     if not stats["files"] and not errors:  # nothing checked: no success line
-        print("aoti-lsp: warning: No Python files found under the given path(s)", file=sys.stderr)
-        return 0
+        if not skipped:
+            print("aoti-lsp: warning: No Python files found under the given path(s)", file=sys.stderr)
+        return 2 if skipped else 0
 
     items, notes, changed = [], [], 0
     counts = Counter()
@@ -158,7 +162,7 @@ def check(args) -> int:
         if new is not None and new != old:
             changed += 1
             if args.diff:
-                sys.stdout.write(_diff(path, old, new))
+                sys.stdout.write(_diff(_diff_name(path), old, new))
         source = Source(new if new is not None and not args.diff else old, path)
         for f in findings:
             items.append((f, source))
@@ -177,8 +181,8 @@ def check(args) -> int:
         print(f"No fixes available ({counts['hidden']} hidden fix{'es' if counts['hidden'] != 1 else ''} "
               "can be enabled with --unsafe-fixes)", file=sys.stderr)
     if args.output_format == "text" and not args.quiet and not args.diff:
-        _summary(len(items), counts, changed, args, failed=internal, fixed=stats.get("fixed", 0))
-    if internal:
+        _summary(len(items), counts, changed, args, failed=internal or bool(skipped), fixed=stats.get("fixed", 0))
+    if internal or skipped:
         return 2
     if args.exit_zero:
         return 0
@@ -256,8 +260,9 @@ def _summary(count, counts, changed, args, failed=False, fixed=0):
         msg += (f"\n{counts['hidden']} more fixable with --fix --unsafe-fixes (unsafe: they change behaviour or "
                 "the artifact; read the diff with --diff first).")
     if counts["display"]:
-        msg += (f"\n{counts['display']} display-only fix{'es' if counts['display'] != 1 else ''} shown: they need your "
-                "input (an editor quick fix with placeholders); --fix never applies them.")
+        msg += (f"\n{counts['display']} editor-only fix{'es' if counts['display'] != 1 else ''} shown: --fix never "
+                "applies them; the editor does, as a quick fix (it fills in placeholders or makes a decision its "
+                "title names).")
     print(msg, file=sys.stderr)
 
 
@@ -276,6 +281,9 @@ def _write_all(results, config_for, args, together):
     for group in groups:
         try:
             writer.write_together([(p, *_on_disk(p, rows[p][1], rows[p][2])) for p in group])
+            if len(group) > 1:  # more than the named files may change: say which, and why
+                print(f"aoti-lsp: note: one migration wrote {', '.join(_rel(p) for p in group)}: every file of "
+                      "its artifact changes together (all or none)", file=sys.stderr)
         except writes.Skipped as exc:
             print(f"aoti-lsp: warning: {exc}" + (f" (nor {', '.join(p for p in group if p not in str(exc))}: "
                   "they change together)" if len(group) > 1 else ""), file=sys.stderr)
@@ -296,6 +304,26 @@ def _write_all(results, config_for, args, together):
 def _on_disk(path: str, old: bytes, new: bytes) -> tuple[bytes, bytes]:
     """What is read and written: a notebook's JSON, for its program's fix (notebook.py)."""
     return notebook.on_disk(path, old, new) if notebook.is_notebook(path) else (old, new)
+
+
+def _diff_name(path: str) -> str:
+    """A diff header's path: relative to the working folder, however the file was named (a
+    migration pulls in files the user did not name), so that `git apply` / `patch -p1` run
+    there take every file; a file outside it: relative to its project's root, said once."""
+    rel = os.path.relpath(os.path.abspath(path))
+    if not rel.startswith(".."):
+        return rel.replace(os.sep, "/")
+    from aoti_lsp.files import find_root
+
+    root = find_root([path])
+    if root not in _DIFF_ROOTS:
+        _DIFF_ROOTS.add(root)
+        print(f"aoti-lsp: note: the diff's paths for files outside {os.getcwd()} are relative to {root}: "
+              "apply it there", file=sys.stderr)
+    return os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+
+
+_DIFF_ROOTS: set[str] = set()
 
 
 def _diff(path: str, old: bytes, new: bytes) -> str:

@@ -130,12 +130,20 @@ def load(start: str = ".") -> Config:
     return cfg
 
 
+def _squash(name: str) -> str:
+    return re.sub(r"[-_. ]", "", str(name)).lower()
+
+
 def parse(path: Path) -> Config:
     try:
         data = tomllib.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
-    table = data.get("tool", {}).get("aoti-lsp", {})
+    tools = data.get("tool", {})
+    near = [k for k in tools if isinstance(tools, dict) and k != "aoti-lsp" and _squash(k) == "aotilsp"]
+    if near:  # `[tool.aoti_lsp]`: silently unread, the checks would run unconfigured
+        raise ConfigError(f"{path}: [tool.{near[0]}] is not read: the table is [tool.aoti-lsp]")
+    table = tools.get("aoti-lsp", {}) if isinstance(tools, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.aoti-lsp] must be a table")
     validate(table, KEYS, "tool.aoti-lsp", path)

@@ -66,12 +66,31 @@ def _excluder(base: str, config: Config):
     return excluded
 
 
+def checkable(path: str) -> bool:
+    """Whether a named file is checked: a .py/.pyi, or a script with a python shebang (what
+    pre-commit's `types: [python]` passes too)."""
+    if path.endswith(PY_SUFFIXES):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
+def not_checked(paths: list[str]) -> list[str]:
+    """The named files that are not checked (a text file): a warning, never a pass."""
+    return [p for p in paths if os.path.isfile(p) and not checkable(p)]
+
+
 def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
-    """(python files to check, error messages for paths that do not exist)."""
+    """(python files to check, error messages for paths that do not exist). A named file
+    that is not Python is left out (not_checked says which)."""
     files, errors = [], []
     for path in paths:
         if os.path.isfile(path):
-            if not config.excluded(path, os.path.dirname(path) or "."):
+            if checkable(path) and not config.excluded(path, os.path.dirname(path) or "."):
                 files.append(path)
         elif os.path.isdir(path):
             listed = _git_files(path)

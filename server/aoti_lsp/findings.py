@@ -52,6 +52,17 @@ def kind_of(applicability: Applicability, snippet: bool) -> str:
     return Applicability.DISPLAY.value if snippet or applicability == Applicability.DISPLAY else applicability.value
 
 
+def tier(applicability: Applicability | str, snippet: bool = False) -> str:
+    """A fix's tier in the words the CLI's text, the hover and the editor's titles all use:
+    `safe` (--fix, fix-all), `unsafe` (--fix --unsafe-fixes), and what --fix never applies but
+    the editor does in one keypress: a decision (`unsafe, editor only`: its title says what it
+    decides) or a snippet with placeholders to fill in (`editor only`)."""
+    value = getattr(applicability, "value", applicability)
+    if snippet:
+        return "editor only"
+    return "unsafe, editor only" if value == Applicability.DISPLAY.value else value
+
+
 @dataclass(frozen=True)
 class Fix:
     title: str

@@ -45,7 +45,7 @@ def unknown_noqa(source) -> list[tuple[str, int]]:
         m = NOQA.search(raw)
         if m is None or m.group("codes") is None:
             continue
-        bad = [c for c in (noqa_codes(raw) or ()) if c not in known and (c.startswith("AOTI") or not _LINTER_CODE.fullmatch(c))]
+        bad = [c for c in (noqa_codes(raw) or ()) if c not in known and looks_ours(c)]
         if not bad:
             continue
         at = source.lines.starts[row] + m.start()
@@ -55,7 +55,23 @@ def unknown_noqa(source) -> list[tuple[str, int]]:
     return out
 
 
-_LINTER_CODE = re.compile(r"[A-Z]+[0-9]+")
+def looks_ours(code: str) -> bool:
+    """An AOTI-looking code (`AOTI1O2`, `AOIT001`, `AOT101`): a typo of ours to warn about.
+    Anything else (`E501`, `RUF`, `PLR2004`) belongs to another linter sharing the comment."""
+    letters = re.match(r"[A-Z]*", code).group()
+    return letters.startswith("AOTI") or _near("AOTI", letters)
+
+
+def _near(a: str, b: str) -> bool:
+    """Within one edit (a letter added, dropped, changed, or two swapped)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return a == b
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
 def is_suppressed(line: bytes, code: str) -> bool:

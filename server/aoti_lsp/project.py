@@ -213,16 +213,25 @@ class Project:
         if data is not None:  # an editor buffer, or a file a fix is rewriting: never the disk's
             return _facts_of_data(path, data)
         cache = self.__dict__.setdefault("_disk_constants", {})
-        try:
-            stamp = os.stat(path).st_mtime_ns
-        except OSError:
-            return None
+        stamp = _stamp(path)
         hit = cache.get(path)
         if hit is not None and hit[0] == stamp:
             return hit[1]
-        facts = _read_facts(path)
-        cache[path] = (stamp, facts)
+        facts = None if stamp is None else _read_facts(path)
+        cache[path] = (stamp, facts)  # a missing file too: creating it is a change (disk_changed)
         return facts
+
+    def disk_changed(self) -> bool:
+        """True, and the version bumped, when a file whose facts were read from disk (no summary,
+        no buffer) changed there since: results are keyed by the version, and an editor that
+        watches no files (Neovim on Linux) tells the server only of the buffers it saves."""
+        cache = self.__dict__.get("_disk_constants") or {}
+        changed = [p for p, (stamp, _) in list(cache.items()) if _stamp(p) != stamp]
+        for path in changed:
+            del cache[path]
+            self.version += 1
+            self.__dict__.setdefault("stamps", {})[path] = self.version  # others(): slices of dependents
+        return bool(changed)
 
     def artifact_sites(self) -> dict[str, list[tuple[str, str, tuple]]]:
         """The project's artifact graph: resolved key -> (path, "compile" | "load", site) for
@@ -260,6 +269,14 @@ def _facts_of_data(path: str, data: bytes) -> dict:
     except Exception:
         log.exception("reading the facts of %s failed", path)
         return {}
+
+
+def _stamp(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _read_facts(path: str) -> dict | None:

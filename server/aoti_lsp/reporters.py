@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from aoti_lsp import __version__, notebook
-from aoti_lsp.findings import Severity, severity_of
+from aoti_lsp.findings import Severity, severity_of, tier
 from aoti_lsp.fixer import applicable
 from aoti_lsp.positions import UTF32, LineIndex
 from aoti_lsp.rules import rule_by_code
@@ -171,7 +171,7 @@ def text(items, color: bool = False, unsafe: bool = False) -> str:
             where = _rel(r["filename"]) + (f":{_where(r['location'])}" if r["location"] else "")
             out.append(f"{' ' * width} = note: {where}: {r['message']}")
         if finding.fix is not None:
-            out.append(f"{' ' * width} = fix ({finding.fix.kind}): {finding.fix.title}")
+            out.append(f"{' ' * width} = fix ({tier(finding.fix.applicability, finding.fix.snippet)}): {finding.fix.title}")
         out.append("")
     return "\n".join(out)
 

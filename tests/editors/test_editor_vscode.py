@@ -214,7 +214,7 @@ def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, ar
     assert (workspace / UNUSED_IMPORT).read_text(encoding="utf-8") == original.replace(
         "from torch._export import aot_compile\n", "")
     # the quick fix migrated that artifact whole (its compile and its loader); the other
-    # artifact's old loader (AOTI002, display-only: it would drop device="cuda") and AOTI101 stay
+    # artifact's old loader (AOTI002, unsafe, editor only: it would drop device="cuda") and AOTI101 stay
     after = "\n".join(result["problemsAfter"])
     assert "AOTI001" not in after and "AOTI002" in after and "AOTI101" in after, after
     assert "aoti_load_package(so)" in (workspace / DEPRECATED).read_text(encoding="utf-8")

@@ -21,9 +21,9 @@ async def test_quick_fix_migrates_the_call(client, tmp_path):
     actions = await _actions(client, uri, [diags[0]])
     titles = [a.title for a in actions]
     # one artifact, one migration: the compile and its loader change together (never half)
-    assert "aoti-lsp (AOTI001): Migrate to aoti_compile_and_package + aoti_load_package" in titles
+    assert "aoti-lsp (AOTI001): Migrate to aoti_compile_and_package + aoti_load_package [unsafe]" in titles
     assert "aoti-lsp (AOTI001): Disable for this line" in titles
-    fix = next(a for a in actions if a.title.endswith("aoti_load_package"))
+    fix = next(a for a in actions if a.title.endswith("aoti_load_package [unsafe]"))
     assert fix.kind == types.CodeActionKind.QuickFix
     if fix.edit is None:  # a lazy fix: its edit is built on codeAction/resolve (test_lazy_quick_fix.py)
         fix = await client.code_action_resolve_async(fix)

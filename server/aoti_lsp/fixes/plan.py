@@ -165,7 +165,8 @@ def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
         notes.append(f"renames {plan.name} -> {stem}.pt2" + (f" in {len(files)} files" if len(files) > 1 else ""))
     elif len(files) > 1:
         notes.append(f"edits {len(files)} files")
-    notes += [f'drops device="{d}"' for d in dropped]
+    # what it decides for the user (AOTI101): a .pt2 loads on the device it was compiled for
+    notes += [f'decides the device: drops device="{d}", loads where compiled' for d in dropped]
     if plan.outside:
         notes.append(plan.outside)
     if notes:

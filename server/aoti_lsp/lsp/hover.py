@@ -10,12 +10,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
 from lsprotocol import types
 
 from aoti_lsp.devices import measured, measured_in
+from aoti_lsp.findings import tier
 from aoti_lsp.envvars import VARIABLES, hover_text, string_value
 from aoti_lsp.rules import rule_by_code
 
@@ -129,22 +131,33 @@ def checklist(site: Site) -> list[str]:
     return out
 
 
-def replacement(source, fix) -> str | None:
+def replacement(source, fix, data_of=None) -> str | None:
     """The lines each edit of a fix touches, as they read after it (not raw edit fragments);
-    separate places are joined by `...`."""
+    separate places are joined by `...`. Edits of other files (a migration's) are shown under
+    their file's name, applied to that file's text (`data_of(path)`): never spliced into this one."""
+    here = [e for e in fix.edits if e.path is None]
+    parts = [_preview(source.data, here, fix.snippet)] if here else []
+    for path in sorted({e.path for e in fix.edits if e.path is not None}):
+        data = data_of(path) if data_of is not None else None
+        if data is None:
+            return None  # no preview rather than a wrong one
+        parts.append(f"# {os.path.basename(path)}\n" + _preview(data, [e for e in fix.edits if e.path == path], False))
+    text = "\n...\n".join(p for p in parts if p.strip())
+    return text if text.strip() and len(text) < 4000 else None
+
+
+def _preview(data: bytes, edits, snippet: bool) -> str:
     from aoti_lsp.lsp.convert import plain_text
     from aoti_lsp.positions import LineIndex
 
-    edits = sorted(fix.edits, key=lambda e: e.start)
-    if not edits:
-        return None
-    data, spans, shift = source.data, [], 0
+    edits = sorted(edits, key=lambda e: e.start)
+    spans, shift = [], 0
     for e in edits:
-        text = (plain_text(e.text) if fix.snippet else e.text).encode("utf-8")
+        text = (plain_text(e.text) if snippet else e.text).encode("utf-8")
         spans.append((e.start + shift, e.start + shift + len(text)))
         shift += len(text) - (e.end - e.start)
     for e in reversed(edits):
-        text = plain_text(e.text) if fix.snippet else e.text
+        text = plain_text(e.text) if snippet else e.text
         data = data[:e.start] + text.encode("utf-8") + data[e.end:]
     lines = LineIndex(data)
     ranges: list[list[int]] = []
@@ -158,8 +171,7 @@ def replacement(source, fix) -> str | None:
     for first, last in ranges:
         end = lines.starts[last + 1] if last + 1 < len(lines.starts) else len(data)
         parts.append(data[lines.starts[first]:end].decode("utf-8", "replace").rstrip("\n"))
-    text = "\n...\n".join(p for p in parts if p.strip())
-    return text if text.strip() and len(text) < 4000 else None
+    return "\n...\n".join(p for p in parts if p.strip())
 
 
 def _markup(ls, lines: list[str]) -> types.MarkupContent:
@@ -197,9 +209,9 @@ def hover(ls, doc, position: types.Position) -> types.Hover | None:
         said = measured_lines(f)
         if said:
             lines += ["", *said]
-        replaced = replacement(source, f.fix) if f.fix is not None else None
+        replaced = replacement(source, f.fix, ls.data_of) if f.fix is not None else None
         if replaced:
-            lines += ["", f"{f.fix.title} ({f.fix.applicability.value}):", "```python", replaced, "```"]
+            lines += ["", f"{f.fix.title} ({tier(f.fix.applicability, f.fix.snippet)}):", "```python", replaced, "```"]
         if site is not None:
             lines += ["", *checklist(site)]
         if rule is not None:

@@ -21,7 +21,7 @@ from aoti_lsp.engine import Result, analyze
 from aoti_lsp import runner
 from aoti_lsp.cache import Cache, content_hash
 from aoti_lsp.files import discover, find_root, rooted
-from aoti_lsp.findings import LazyFix
+from aoti_lsp.findings import LazyFix, tier
 from aoti_lsp.fixer import applicable, fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
 from aoti_lsp.lsp.convert import SOURCE, diagnostic, fix_data, lsp_range, moved_diagnostics, reused_diagnostics
@@ -93,6 +93,8 @@ class AotiServer(LanguageServer):
         self.sliced = slice_mod.Slicer()
         self.stale: dict[str, Source] = {}  # path -> its text, when its stored summary's offsets are old
         self.summarized_from: dict[str, tuple] = {}  # path -> (text hash, config) its stored summary is of
+        self.disk_stamps: dict[str, tuple | None] = {}  # path -> (mtime, size) the workspace index read
+        self.saved = False  # a document was saved since the last typing pause
         all_rules()  # the rules and what they import, loaded at start, not in the first file's analysis
 
     # -- state ---------------------------------------------------------------------------
@@ -118,6 +120,7 @@ class AotiServer(LanguageServer):
         """The document's findings. `full`: from an analysis of the whole text, whose lazy fixes
         can be built (a slice's, or one moved from it, are planned on other texts: slice.py)."""
         cfg = self.config_for(doc.path)
+        self.project.disk_changed()  # a file read from disk, saved since: the version (the key) moves
         key = (doc.version, doc.revision, self.project.version, cfg)
         cached = self._results.get(doc.uri)
         if cached and cached[0] == key and not (full and getattr(cached[1], "partial", False)):
@@ -326,6 +329,9 @@ class AotiServer(LanguageServer):
         diagnostics may have changed (related locations point into edited files), and read what
         the next keystroke's slice needs of each open file (slice.py)."""
         changed = self.flush_summaries()
+        if self.saved:  # files written with a saved one (a multi-file fix, then `:wall`) that no editor reports
+            self.saved = False
+            changed |= self.project.disk_changed() | self.reread_disk()
         for doc in list(self.docs.values()):  # a first analysis of the relevant statements: the whole file's now
             cached = self._results.get(doc.uri)
             if cached is not None and getattr(cached[1], "outlined", False):
@@ -349,6 +355,18 @@ class AotiServer(LanguageServer):
     def is_open(self, path: str) -> bool:
         return any(os.path.abspath(d.path) == os.path.abspath(path) for d in self.docs.values())
 
+    def reread_disk(self) -> bool:
+        """Summaries of indexed files (not open) whose text on disk changed since: an editor that
+        watches no files tells the server only of the buffers it saves, not of the others a
+        multi-file fix wrote. True when a summary changed."""
+        changed = False
+        for path, stamp in list(self.disk_stamps.items()):
+            now = _stamp(path)
+            if now != stamp and not self.is_open(path):
+                self.disk_stamps[path] = now
+                changed |= self.update_summary(path, _disk_source(path))
+        return changed
+
     async def index_workspace(self) -> None:
         """Summaries of every file of the workspace folders' projects (each folder's root found
         as the CLI finds it, the same files, the same cache). Runs on the event loop, yielding
@@ -367,16 +385,27 @@ class AotiServer(LanguageServer):
             self.project.root = self.project.root or root
             cfg = rooted(self.config_for(root), root)
             files, _ = discover([root], cfg)
+            log.info("workspace index of %s: %d files", root, len(files))
             cache = Cache(root, cfg)
             for path, summary in runner.index(files, cfg, cache):
                 await asyncio.sleep(0)
                 if not self.is_open(path):  # the editor's buffer wins over the disk
                     changed |= self.project.update(os.path.abspath(path), summary)
+                    self.disk_stamps[os.path.abspath(path)] = _stamp(path)
                     entry = cache.entries.get(cache.rel(path))
                     if entry is not None:  # a buffer opened on the same text needs no summary of its own
                         self.summarized_from[os.path.abspath(path)] = (entry.hash, _plain(cfg))
+        log.info("workspace index done (project version %d)", self.project.version)
         if changed:
             self.refresh_all()
+
+
+def _stamp(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _plain(cfg: configmod.Config) -> configmod.Config:
@@ -428,7 +457,17 @@ def initialized(ls: AotiServer, params):
                 types.FileSystemWatcher(glob_pattern="**/*.ipynb"),
                 types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
             ]))]))
-    asyncio.ensure_future(ls.index_workspace())
+    task = asyncio.ensure_future(ls.index_workspace())
+    task.add_done_callback(_index_done)
+
+
+def _index_done(task) -> None:
+    """A failed workspace index is logged, never lost with its task: without it no cross-file
+    finding or migration of a closed file appears."""
+    if not task.cancelled() and task.exception() is not None:
+        exc = task.exception()
+        log.error("workspace index failed", exc_info=(type(exc), exc, exc.__traceback__))
+        server.window_log_message(types.LogMessageParams(types.MessageType.Error, f"aoti-lsp: workspace index failed: {exc!r}"))
 
 
 def _open(ls: AotiServer, uri: str, text: str, version) -> Document:
@@ -480,7 +519,10 @@ def lost_change(ls: AotiServer, uri):
 def did_save(ls: AotiServer, params: types.DidSaveTextDocumentParams):
     doc = ls.docs.get(params.text_document.uri)
     if doc is not None:
+        ls.saved = True  # settled() looks at the disk again: `:wall` writes the other files after this one
         ls.recheck(doc)
+        if ls.project.disk_changed() | ls.reread_disk():  # files saved beside it that the editor does not report
+            ls.refresh_all()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -507,6 +549,9 @@ def pull_diagnostics(ls: AotiServer, params: types.DocumentDiagnosticParams):
     if doc is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     try:
+        if ls.saved:  # since a save, files the editor does not report may have changed on disk
+            ls.project.disk_changed()
+            ls.reread_disk()
         items = ls.diagnostics(doc)
     except Exception as exc:  # keep serving: an empty report and a log line
         log.exception("diagnostics failed")
@@ -540,22 +585,26 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
             continue
         if ls.is_open(path) or notebooks.is_open(ls, path):
             continue  # open documents are tracked from the editor's buffer
-        source = None
-        if event.type != types.FileChangeType.Deleted and os.path.isfile(path):
-            try:
-                if budget.too_large(os.path.getsize(path)):
-                    raise SourceError("too large")
-                with open(path, "rb") as fh:
-                    data = notebook.python_of(path, fh.read())  # a notebook: its cells' program
-                decode_check(data)
-                source = Source(data, os.path.abspath(path))
-            except (OSError, SourceError):
-                source = None
+        source = _disk_source(path) if event.type != types.FileChangeType.Deleted else None
         changed |= ls.update_summary(path, source)
     if changed:
         ls.generation += 1
         ls._results.clear()
         ls.refresh_all()
+
+
+def _disk_source(path: str) -> Source | None:
+    if not os.path.isfile(path):
+        return None
+    try:
+        if budget.too_large(os.path.getsize(path)):
+            raise SourceError("too large")
+        with open(path, "rb") as fh:
+            data = notebook.python_of(path, fh.read())  # a notebook: its cells' program
+        decode_check(data)
+        return Source(data, os.path.abspath(path))
+    except (OSError, SourceError):
+        return None
 
 
 # -- code actions ---------------------------------------------------------------------------
@@ -658,7 +707,7 @@ def code_action(ls: AotiServer, params: types.CodeActionParams):
                     actions += _lazy_action(ls, doc, diag, code, fix, preferred=i == 0)
                     continue
                 actions.append(types.CodeAction(
-                    title=f"aoti-lsp ({code}): {fix['title']}",
+                    title=_title(code, fix),
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diag],
                     is_preferred=(i == 0 and fix.get("applicability") == "safe") or None,
@@ -743,6 +792,13 @@ def _lazy_finding(ls: AotiServer, doc: Document, code, rng, title, full: bool = 
     return None
 
 
+def _title(code, fix: dict) -> str:
+    """A quick fix's title: the fix's, and its tier when it is not safe (findings.tier's words;
+    "editor only" means nothing in the editor itself)."""
+    words = tier(fix.get("applicability", "safe"), bool(fix.get("snippet"))).replace(", editor only", "")
+    return f"aoti-lsp ({code}): {fix['title']}" + ("" if words in ("safe", "editor only") else f" [{words}]")
+
+
 def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fix: dict, preferred: bool) -> list:
     """The quick fix of a lazy fix, without its edit: codeAction/resolve builds it (or the end
     of code_action, for a client that cannot resolve edits). None offered when the document's
@@ -754,7 +810,7 @@ def _lazy_action(ls: AotiServer, doc: Document, diag: types.Diagnostic, code, fi
     if found is None or found[1].failed:  # failed: its build was tried and raised (logged)
         return []
     return [types.CodeAction(
-        title=f"aoti-lsp ({code}): {fix['title']}",
+        title=_title(code, fix),
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diag],
         is_preferred=(preferred and fix.get("applicability") == "safe") or None,

@@ -47,7 +47,7 @@ loader takes the device type from the package.
 `TemporaryDirectory()` in the same run is private: no other program can read what is written
 there, so its loaders are exactly those the value reaches. Otherwise, where nothing in the
 project loads the `.so` (a C++ runner, another repository, a path passed on the command line and
-loaded by another program), the migration is offered only in the editor (display-only), its title
+loaded by another program), the migration is offered only in the editor (unsafe, editor only), its title
 saying what must change elsewhere: that reader must move to `aoti_load_package` (C++:
 `AOTIModelPackageLoader`) in the same change, and a path given at run time must end in `.pt2`.
 Migrate both sides together; `--fix` never applies it.
@@ -62,8 +62,8 @@ this analysis cannot trace to an `ExportedProgram` (re-exporting it would make i
 a loader's device that cannot be read. A loader that asks for another device type than the
 compile used (`aot_load(p, "cpu")` of a CUDA-compiled model) is a bug of its own (AOTI101): the
 migration would drop `device="cpu"` and hide it, so it is then offered only in the editor
-(display-only, its title says `drops device="cpu"`), never by `--fix` or fix-all, and AOTI101
-stays reported. `--diff` lists every finding it does not fix, with why, on stderr."""
+(unsafe, editor only: its title ends `[unsafe]` and says `decides the device: drops device="cpu"`),
+never by `--fix` or fix-all, and AOTI101 stays reported. `--diff` lists every finding it does not fix, with why, on stderr."""
 
 
 class DeprecatedCall(Rule):

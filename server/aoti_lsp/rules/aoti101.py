@@ -3,7 +3,7 @@ import re
 
 from aoti_lsp.devices import (quote, ConsistencyRule, IndexChoice, analysis, artifact_related, delete_argument,
                               related, snippet)
-from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
+from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Related, Severity
 from aoti_lsp.rules import Rule
 
 # what sets a compile-time device, as spelt: `device="cuda:0"`, `.cuda()`, `.to("cuda")`
@@ -56,8 +56,8 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
 (`"cuda" if torch.cuda.is_available() else "cpu"`), a function parameter, a config attribute."""
     fix_explanation = """\
 - `aot_load(so, "cpu")` for a CUDA-compiled model: two ways out, and which one is right is the
-  user's decision, so both are only offered in the editor (display-only: never applied by
-  `--fix` or fix-all): load it on the compile device (`aot_load(so, "cuda")`, with its index when
+  user's decision, so both are only offered in the editor (unsafe, editor only: never applied
+  by `--fix` or fix-all): load it on the compile device (`aot_load(so, "cuda")`, with its index when
   the compile side names one) and feed it inputs on that device; or compile it for the device it
   is served on (each `device="cuda"`, `.cuda()`, `.to("cuda")` that sets the example inputs' and
   the model's device names `cpu`; offered when every one of them is spelt so). The deprecated-API migration of such
@@ -116,7 +116,8 @@ metadata. Nothing is reported when either side is unknown: a device computed at 
                 # compile device): offered in the editor, never applied by --fix or fix-all
                 fix = Fix(f'Load on "{compiled.spelled}" (and feed it {compiled.type} inputs)',
                           (Edit(node.start_byte, node.end_byte, f'"{compiled.spelled}"'),), Applicability.DISPLAY)
-                rel = artifact_related(art) + related(loaded.evidence, f"loaded on {loaded.type}", skip=(node.start_byte, node.end_byte))
+                rel = (artifact_related(art) + related(loaded.evidence, f"loaded on {loaded.type}", skip=(node.start_byte, node.end_byte))
+                       + old_load_related(load))
                 other = compile_for(ctx, a, load, art, loaded.type)
                 yield Finding(self.code, message, node.start_byte, node.end_byte, fix=fix, related=rel,
                               severity=self.severity, alternatives=(other,) if other else ())
@@ -180,6 +181,17 @@ def _plain_chain(node) -> bool:
     """`device`, `self.device`: read twice by the fix, so no call may hide inside."""
     return node is not None and (node.type == "identifier" or node.type == "attribute"
                                  and _plain_chain(node.child_by_field_name("object")))
+
+
+def old_load_related(load) -> list[Related]:
+    """The deprecated loader behind a device finding, named (AOTI002 sorts below the errors it
+    causes in a Problems list): its migration decides the device too."""
+    if not load.old:
+        return []
+    func = load.call.child_by_field_name("function") or load.call
+    name = func.text.decode("utf-8", "replace")
+    return [Related(func.start_byte, func.end_byte, f"loaded with the deprecated `{name}` (AOTI002): "
+                    "its replacement, aoti_load_package, loads on the device the package was compiled for")]
 
 
 def compile_for(ctx, a, load, art, target: str) -> Fix | None:

@@ -2,6 +2,7 @@ from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, MEASURED, analys
                               runner_device, target_device, unwrap)
 from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
+from aoti_lsp.rules.aoti101 import old_load_related
 
 
 class InputDeviceMismatch(ConsistencyRule, Rule):
@@ -100,6 +101,7 @@ type (`aot_load(so, "cuda:1")`, `device_index=1`), else the compiled device type
                     rel = (artifact_related(art) if art is not None and art.device is not None
                            else related(compiled.evidence, f"loaded on {compiled.type}"))
                     rel += related(dev.evidence, f"this input is on {dev.type}", skip=(value.start_byte, value.end_byte))
+                    rel += old_load_related(load)
                     yield Finding(self.code, message, value.start_byte, value.end_byte,
                                   fix=move_fix(a, value, target), related=rel, severity=self.severity)
 

@@ -337,6 +337,8 @@ fast = torch.compile(Pool())
                 guard = guard_callers(ctx, model, flow, target, params, open_calls) if exports else guard_top(ctx, flow, target, params)
             except CannotFix as exc:
                 why = str(exc)
+                if exports and not open_calls:
+                    why = _no_open_call(model, target, pending) or why
             for site, opened, opened_ext in pending:
                 try:
                     # certain only in a package's forward: applied by --unsafe-fixes there, shown elsewhere
@@ -347,8 +349,9 @@ fast = torch.compile(Pool())
                 related = []
                 if exports:
                     first = exports[0]
-                    related.append(Related(first.start, first.end, f"`{target.key}` exported here: a check inside "
-                                           "`forward` is dropped", first.path))
+                    related.append(Related(first.start, first.end, f"`{target.key}` exported here: torch.export "
+                                           "drops an empty-input check inside `forward`: it belongs where the "
+                                           "package is called", first.path))
                     related += [Related(c.call.start_byte, c.call.end_byte, "a call of the package without the check")
                                 for c in opened[:3]]
                     related += [Related(e.start, e.end, "a call of the package without the check", e.path) for e in opened_ext[:3]]
@@ -369,3 +372,15 @@ def _caller_guarded(flow: Flow, site: Site, call) -> bool:
 
 
 RULE = EmptyJaggedInput()
+
+
+def _no_open_call(model, target, pending) -> str | None:
+    """Why no caller can be guarded, when it is not that the file never calls the package."""
+    unmatched = [c for c in model.call_sites(target, all_calls=True) if c.args is None]
+    if unmatched:
+        call = unmatched[0].call.text.decode("utf-8", "replace")
+        return (f"the package's calls here (`{call[:60]}`) pass arguments that cannot be matched to "
+                "`forward`'s inputs: guard them by hand")
+    if any(ext for _, _, ext in pending):
+        return "the package's calls without the check are in other files (see the notes): guard them there"
+    return None
