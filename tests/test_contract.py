@@ -177,7 +177,7 @@ def test_display_only_fixes_are_shown_as_such_and_counted(proj, capsys):
     (proj / "snip.py").write_text(SNIPPET)
     code, out, err = run(capsys, "--check", "snip.py")
     assert code == 1
-    assert "= fix (editor only): Return early when `values` is empty" in out and "(safe)" not in out
+    assert "= fix (unsafe, editor only): Return early when `values` is empty" in out and "(safe)" not in out
     assert "[*]" not in out and "1 editor-only fix shown" in err and "fixable with --fix" not in err
     _, out, _ = run(capsys, "--check", "--output-format", "json", "snip.py")
     (item,) = json.loads(out)
