@@ -109,7 +109,9 @@ def test_run_on_a_bare_mirror(mirror, tmp_path, capsys):
     import json
     got = {r["id"]: r for r in json.loads(out_json.read_text())}
     assert got["one-compile"]["verdict"] == "migrated-correctly"
-    assert got["argv"]["outcome"] == "refused" and "no automatic fix" in got["argv"]["detail"]
+    # a path from argv: offered in the editor only, with what must change outside (never by --fix)
+    assert got["argv"]["outcome"] == "refused" and "offered (display-only)" in got["argv"]["detail"]
+    assert got["argv"]["verdict"] == "refused-correctly"
     assert got["nothing"]["verdict"] == "missed"
     assert "3 sites in 1 repositories" in out
 
