@@ -5,9 +5,11 @@ Files are the rule fixtures, with a header (BOM, shebang, cookie), a line ending
 and a few mutations (lines duplicated, dropped, re-indented with tabs or spaces, nested deeper,
 hostile lines inserted) applied."""
 
+import io
 import os
 import re
 import stat
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -37,6 +39,10 @@ HOSTILE = [
     "def forward(self, lengths):", "    return lengths.cumsum(0)[-1]", "# -*- coding: latin-1 -*-",
     "so = torch._export.aot_compile(m, (x,))", "torch._export.aot_load(so, 'cuda')(x.cpu())", "\\",
 ]
+# string literals whose value holds a lone surrogate (issue 19 item 2): they reach messages
+SURROGATES = ["r = torch._export.aot_load('\\ud800.so', 'cpu')", "r = torch._inductor.aoti_load_package('\\udfff\\ud83d.so')",
+              "p = '\\udcff.pt2'", "torch._inductor.aoti_load_package(p)"]
+HOSTILE += SURROGATES
 HEADERS = ["", "#!/usr/bin/env python\n", "# -*- coding: utf-8 -*-\n", "#!/usr/bin/python3\n# coding: utf-8\n"]
 
 
@@ -118,6 +124,29 @@ def test_cli_fix_keeps_mode_and_never_fails_internally(tmp_path_factory, data):
     assert [p.name for p in folder.iterdir() if p.name != ".aoti_lsp_cache"] == ["m.py"]  # no temp file left behind
     if compile_error(data) is None:
         assert compile_error(path.read_bytes()) is None
+
+
+@st.composite
+def surrogate_files(draw) -> bytes:
+    """A fixture with literals holding lone surrogates inserted."""
+    lines = draw(st.sampled_from(FIXTURES)).splitlines()
+    for line in draw(st.lists(st.sampled_from(SURROGATES), min_size=1, max_size=4)):
+        lines.insert(draw(st.integers(0, len(lines))), line)
+    return ("\n".join(lines) + "\n").encode()
+
+
+@FUZZ
+@given(surrogate_files(), st.sampled_from(["text", "json", "sarif", "github"]))
+def test_every_output_format_survives_any_text(tmp_path_factory, data, fmt):
+    path = tmp_path_factory.mktemp("fmt") / "m.py"
+    path.write_bytes(data)
+    pipe = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # strict, as a real pipe's stdout
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys, "stdout", pipe)
+        code = main(["--check", "--no-cache", "--output-format", fmt, str(path)])
+        pipe.flush()
+    assert code in (0, 1)
+    pipe.buffer.getvalue().decode("utf-8")  # strict: nothing UTF-8 cannot carry
 
 
 @FUZZ
