@@ -311,3 +311,31 @@ def _alive(pid: int) -> bool:
             return fh.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+# -- issue 19 item 3: a skipped analysis is never a pass ------------------------------------------
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_a_skipped_analysis_exits_2_and_never_passes(tmp_path, capsys, monkeypatch, fmt):
+    path = tmp_path / "m.py"
+    path.write_text("import torch\n" + BODY * 3)
+    monkeypatch.setattr(budget, "SECONDS", 1e-6)
+    code = main(["--check", "-j", "1", "--no-cache", "--output-format", fmt, str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "analysis skipped: too slow" in err and "All checks passed!" not in err + out
+    if fmt != "text":  # the skip is in the report CI reads, beside the findings
+        assert "analysis skipped: too slow" in out
+    monkeypatch.setattr(budget, "SECONDS", 20.0)
+    assert main(["--check", "-j", "1", "--no-cache", "--exit-zero", str(path)]) == 0  # the same file, analysed
+    assert "All checks passed!" not in capsys.readouterr().err  # it has findings
+
+
+def test_a_skip_is_not_cached_as_a_pass(tmp_path, monkeypatch):
+    """Through the environment variable, twice (the second run must not read a cached pass)."""
+    (tmp_path / "m.py").write_text("import torch\n" + BODY * 3)
+    env = {**os.environ, "AOTI_LSP_TIME_BUDGET": "0.000001"}
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "m.py"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 2, run.stderr
+        assert "analysis skipped" in run.stderr and "All checks passed!" not in run.stderr

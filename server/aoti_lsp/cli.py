@@ -152,10 +152,14 @@ def check(args) -> int:
     internal |= failed
     for path, old, new, findings, errs in sorted(results, key=lambda r: r[0]):
         for e in errs:
-            print(f"aoti-lsp: {'error' if 'internal error' in e else 'warning'}: {e}", file=sys.stderr)
-            internal |= "internal error" in e
+            # a file not analysed (time budget, size) may hide findings: never a pass (exit 2)
+            skipped = "analysis skipped" in e
+            print(f"aoti-lsp: {'error' if 'internal error' in e or skipped else 'warning'}: {e}", file=sys.stderr)
+            internal |= "internal error" in e or skipped
             if "has syntax errors" in e and old is not None:
                 notes.append(_syntax_note(path, old, e))
+            elif skipped:
+                notes.append(reporters.Note(path, None, None, e.split(f"{path}: ", 1)[-1]))
         if old is None:
             continue
         if new is not None and new != old:
