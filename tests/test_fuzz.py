@@ -36,7 +36,7 @@ FIXTURES = sorted(str(p.read_text("utf-8")) for p in (Path(__file__).parent / "f
 HOSTILE = [
     "global torch", "import torch as torch", "from torch._export import *", "\ttorch._export.aot_load(p, 'cpu')",
     "x = '\ufeff'", "é😀 = 1", "if x:", "    pass", "\x0c", "r = torch._export.aot_load(" * 3,
-    "def forward(self, lengths):", "    return lengths.cumsum(0)[-1]", "# -*- coding: latin-1 -*-",
+    "def forward(self, lengths):", "    return lengths.cumsum(0)[-1]", "# -*- coding: latin-1 -*-", "return r",
     "so = torch._export.aot_compile(m, (x,))", "torch._export.aot_load(so, 'cuda')(x.cpu())", "\\",
 ]
 # string literals whose value holds a lone surrogate (issue 19 item 2): they reach messages

@@ -86,6 +86,11 @@ def test_line_index_ends_lines_like_python(data):
     ("if p:\n\tx = 1\n        y = 2\n", "TabError"),
     ("if p:\n    x = 1\n  y = 2\n", "IndentationError"),
     ("y = " + "(" * 210 + "1" + ")" * 210 + "\n", "SyntaxError"),  # too many nested parentheses
+    # the compiler's errors, not the parser's (issue 19 item 6: a parse alone let them through)
+    ("return 1\n", "SyntaxError: 'return' outside function"),
+    ("def g():\n    t = n\n    global n\n", "SyntaxError: name 'n' is used prior to global declaration"),
+    ("yield 1\n", "SyntaxError: 'yield' outside function"),
+    ("nonlocal q\n", "SyntaxError: nonlocal declaration not allowed at module level"),
 ])
 def test_files_python_rejects_are_not_rewritten(tmp_path, bad, kind, capsys):
     data = (BODY + bad).encode()
