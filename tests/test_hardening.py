@@ -2,6 +2,7 @@
 Each test is one item of the issue; the fuzz suite (test_fuzz.py) checks the same invariants on
 generated files."""
 
+import json
 import os
 import signal
 import stat
@@ -152,6 +153,36 @@ def test_symlink_is_written_through_once_and_kept(tmp_path):
     code = main(["--check", "--fix", "--unsafe-fixes", "-q", str(link), str(real)])
     assert link.is_symlink() and os.readlink(link) == str(real)
     assert real.read_text() == FIXED_BODY
+
+
+def test_a_symlink_alias_in_the_tree_is_one_file(tmp_path, monkeypatch, capsys):
+    """Issue 19 item 7: `b.py -> a.py` blocked the migration of a.py and c.py ("written once (nor
+    : they change together)"), and `--check a.py` reported b.py."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(
+        'import torch\nso = torch._export.aot_compile(m, (x,), options={"aot_inductor.output_path": "m.so"})\n')
+    (tmp_path / "b.py").symlink_to("a.py")
+    (tmp_path / "c.py").write_text('import torch\nr = torch._export.aot_load("m.so", "cpu")\n')
+    assert main(["--check", "-j", "1", "--no-cache", "--output-format", "json", "a.py"]) == 1
+    out = capsys.readouterr().out
+    assert "b.py" not in out and "in 2 files" in out
+    assert main(["--check", "-j", "1", "--no-cache", "--output-format", "json", "."]) == 1
+    assert sorted({os.path.basename(f["filename"]) for f in json.loads(capsys.readouterr().out)}) == ["a.py", "c.py"]
+    assert main(["--check", "-j", "1", "--no-cache", "--fix", "--unsafe-fixes", "."]) == 0
+    err = capsys.readouterr().err
+    assert "written once" not in err and "nor" not in err and "Fixed 2 files." in err
+    assert "aoti_compile_and_package" in (tmp_path / "a.py").read_text()
+    assert "aoti_load_package" in (tmp_path / "c.py").read_text()
+    assert (tmp_path / "b.py").is_symlink()
+
+
+def test_a_group_left_unwritten_names_the_others(tmp_path):
+    from aoti_lsp.cli import _nor
+
+    assert _nor(["a.py", "c.py"], "c.py: read-only file, not fixed") == " (nor a.py: they change together)"
+    assert _nor(["a.py", "aa.py"], "aa.py: changed on disk") == " (nor a.py: they change together)"
+    assert _nor(["a.py"], "a.py: read-only file") == ""
 
 
 def test_mode_is_kept(tmp_path):

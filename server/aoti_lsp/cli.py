@@ -264,21 +264,23 @@ def _write_all(results, config_for, args, together):
     for group in groups:
         try:
             writer.write_together([(p, rows[p][1], rows[p][2]) for p in group])
-        except writes.Skipped as exc:
-            print(f"aoti-lsp: warning: {exc}" + (f" (nor {', '.join(p for p in group if p not in str(exc))}: "
-                  "they change together)" if len(group) > 1 else ""), file=sys.stderr)
+        except (writes.Skipped, writes.Failed) as exc:
+            bad = isinstance(exc, writes.Failed)
+            print(f"aoti-lsp: {'error' if bad else 'warning'}: {exc}{_nor(group, str(exc))}", file=sys.stderr)
             unwritten += group
-        except writes.Failed as exc:
-            print(f"aoti-lsp: error: {exc}" + (f" (nor {', '.join(p for p in group if p not in str(exc))}: "
-                  "they change together)" if len(group) > 1 else ""), file=sys.stderr)
-            unwritten += group
-            failed = True
+            failed |= bad
     out = [r for p, r in rows.items() if p not in unwritten]
     if unwritten:
         again, _ = runner.run_projects(unwritten, config_for, ("check", False), 1, use_cache=False,
                                        edits=_prints_edits(args))
         out += [(p, old, None, found, errs) for p, old, _, found, errs in again]
     return out, failed
+
+
+def _nor(group: list[str], message: str) -> str:
+    """The other files of a group left unwritten with the one the message names (it starts with its path)."""
+    others = [p for p in group if not message.startswith(f"{p}: ")]
+    return f" (nor {', '.join(others)}: they change together)" if len(others) < len(group) and others else ""
 
 
 def _diff(path: str, old: bytes, new: bytes) -> str:
