@@ -375,3 +375,20 @@ def test_a_skip_is_not_cached_as_a_pass(tmp_path, monkeypatch):
                              capture_output=True, text=True, timeout=60)
         assert run.returncode == 2, run.stderr
         assert "analysis skipped" in run.stderr and "All checks passed!" not in run.stderr
+
+
+# -- issue 19 item 8: an import with a syntax error gets no fix (libcst cannot read it) ------------
+@pytest.mark.parametrize("body", ["so = ac(m, (x,))\n", "x = 1\n"])
+def test_a_broken_import_gets_no_fix_and_no_traceback(tmp_path, capsys, caplog, body):
+    path = tmp_path / "m.py"
+    path.write_text("from torch._export impot import aot_compile as ac\n" + body)
+    for fmt in ("json", "text"):
+        code = main(["--check", "-j", "1", "--no-cache", "--unsafe-fixes", "--output-format", fmt, str(path)])
+        out, err = capsys.readouterr()
+        assert code == 1
+        if fmt == "json":
+            found = [f for f in json.loads(out) if f["code"]]
+            assert found and all(f["fix"] is None for f in found)
+        else:
+            assert "fixable" not in err and "fix (" not in out
+    assert "could not be built" not in caplog.text and "Traceback" not in caplog.text

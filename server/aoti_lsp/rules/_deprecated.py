@@ -13,6 +13,7 @@ from aoti_lsp.fixes.migrate import CannotFix, drop_import_name, uses_outside
 from aoti_lsp.fixes.plan import migration
 from aoti_lsp.names import IMPORT
 from aoti_lsp.rules import Rule
+from aoti_lsp.source import descendants
 
 
 # both rules' pages: how their shared fix is planned
@@ -52,7 +53,10 @@ class DeprecatedCall(Rule):
             func = call.child_by_field_name("function")
             message = self.message(qualname, symbols[qualname])
             fix, related = None, []
-            if not call.has_error:
+            if not call.has_error and _broken_import(ctx):
+                related.append(Related(func.start_byte, func.end_byte,
+                                       "no automatic fix: an import statement of this file has a syntax error"))
+            elif not call.has_error:
                 try:
                     fix = migration(ctx, call)
                 except CannotFix as why:
@@ -68,12 +72,28 @@ class DeprecatedCall(Rule):
                     start, end = node[1] if node else (b.stmt.start_byte, b.stmt.end_byte)
                     title = f"Remove unused import of {b.target}"
                     build = functools.partial(_drop, ctx.source, b.stmt, name)  # libcst: when it is needed
+                    fix = None if b.stmt.has_error else Fix(title, build(), Applicability.SAFE) if findings.EAGER_FIXES \
+                        else LazyFix(title, Applicability.SAFE, build)  # libcst cannot read a broken import
                     yield Finding(
                         self.code, f"`{b.target}` is deprecated and imported but never used: remove the import",
-                        start, end, deprecated=True, unnecessary=True,
-                        fix=Fix(title, build(), Applicability.SAFE) if findings.EAGER_FIXES
-                        else LazyFix(title, Applicability.SAFE, build),
+                        start, end, deprecated=True, unnecessary=True, fix=fix,
                     )
+
+
+def _broken_import(ctx) -> bool:
+    """Whether an import statement of the file holds a syntax error: the migration rewrites the
+    file's imports with libcst, which cannot read it (issue 19 item 8: a traceback, and a fix
+    counted as fixable that had no edits)."""
+    root = ctx.source.tree.root_node
+    if not root.has_error:
+        return False
+    memo = ctx.lookups.setdefault("broken import", []) if getattr(ctx, "lookups", None) is not None else []
+    if not memo:
+        memo.append(any(n.type in IMPORTS and n.has_error for n in descendants(root)))
+    return memo[0]
+
+
+IMPORTS = ("import_statement", "import_from_statement", "future_import_statement")
 
 
 def _drop(source, stmt, name) -> tuple:
