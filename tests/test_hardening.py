@@ -327,8 +327,11 @@ def test_sigterm_and_sigint_end_the_workers(tmp_path, signum, code):
         children = _children(proc.pid)
         time.sleep(0.05)
     assert children, "the run never started its workers"
+    time.sleep(1)  # the workers busy (issue 19 item 10: each was then waited on for 5 s)
+    sent = time.monotonic()
     proc.send_signal(signum)
     assert proc.wait(timeout=30) == code
+    assert time.monotonic() - sent < 3
     time.sleep(0.5)
     assert not [c for c in children if _alive(c)]
 
@@ -392,3 +395,14 @@ def test_a_broken_import_gets_no_fix_and_no_traceback(tmp_path, capsys, caplog, 
         else:
             assert "fixable" not in err and "fix (" not in out
     assert "could not be built" not in caplog.text and "Traceback" not in caplog.text
+
+
+@pytest.mark.parametrize("loop", [["loop.py"], ["l1.py", "l2.py"]])
+def test_a_symlink_loop_named_is_an_error_not_an_internal_one(tmp_path, monkeypatch, capsys, loop):
+    """Issue 19 item 10: Path.resolve raised RuntimeError on the loop ("internal error")."""
+    monkeypatch.chdir(tmp_path)
+    for name, target in zip(loop, loop[1:] + loop[:1]):
+        (tmp_path / name).symlink_to(target)
+    assert main(["--check", "-j", "1", loop[0]]) == 2
+    err = capsys.readouterr().err
+    assert "internal error" not in err and f"{loop[0]}: a symlink that leads nowhere" in err

@@ -80,6 +80,8 @@ def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
             else:  # git also lists files deleted from the work tree but not from the index
                 excluded = _excluder(path, config)
                 files.extend(f for f in listed if f.endswith(PY_SUFFIXES) and not excluded(f) and os.path.isfile(f))
+        elif os.path.islink(path):
+            errors.append(f"{path}: a symlink that leads nowhere (a loop, or its target is missing)")
         else:
             errors.append(f"{path}: no such file or directory")
     seen: dict = {}  # identity -> index in unique
