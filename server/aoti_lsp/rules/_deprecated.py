@@ -33,8 +33,9 @@ No fix, with the reason in the related information, when the plan cannot be made
 artifact path is computed at run time (`sys.argv[1]`); no compile of the project writes the `.so`
 a loader reads (the producer is elsewhere); the compile's result is returned to code this analysis
 cannot follow; the path constant is also loaded as a shared library (`ctypes.CDLL`) or taken apart
-as a string (`.replace(".so", ...)`); a loader's device cannot be read. A loader that asks for
-another device type than the compile used (`aot_load(p, "cpu")` of a CUDA-compiled model) is a bug
+as a string (`.replace(".so", ...)`); a loader's device cannot be read; an import statement of
+the file has a syntax error (libcst, which rewrites the imports, cannot read it). A loader that
+asks for another device type than the compile used (`aot_load(p, "cpu")` of a CUDA-compiled model) is a bug
 of its own (AOTI101): the migration would drop `device="cpu"` and hide it, so it is then offered
 only in the editor (display-only, its title says `drops device="cpu"`), never by `--fix` or
 fix-all, and AOTI101 stays reported."""
