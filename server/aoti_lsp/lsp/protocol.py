@@ -6,6 +6,7 @@
 - a request before `initialize` gets -32002, a request after `shutdown` -32600 (pygls drops both
   silently: the client would wait forever); notifications then are dropped, as the spec says;
 - a message with a broken `Content-Length` header does not swallow the next message (StdinFrames);
+- the futures pygls leaves behind for notifications are dropped once done;
 - a message that fails to deserialize is one warning line, not pygls' traceback of it; a client
   that closed its end is noted once and nothing more is sent (pygls logged a traceback per message).
 """
@@ -103,6 +104,14 @@ class Protocol(LanguageServerProtocol):
                     self._send_response(message.id, error=ResponseError(code=refusal[0], message=refusal[1]))
                 return
         super().handle_message(message)
+        if not isinstance(message, RPCRequest) and self._request_futures:
+            # pygls keeps the future of a notification run through one of its generator handlers
+            # (didOpen, didChange, didClose) under a random id and never drops it: each held its
+            # result (issue 19 item 9). A done one is of no more use (a request's own callback
+            # holds its future and pops it itself).
+            for key, future in list(self._request_futures.items()):
+                if future.done():
+                    del self._request_futures[key]
 
 
 def _uri(data) -> str | None:
