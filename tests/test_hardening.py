@@ -364,6 +364,8 @@ def test_a_skipped_analysis_exits_2_and_never_passes(tmp_path, capsys, monkeypat
     assert "analysis skipped: too slow" in err and "All checks passed!" not in err + out
     if fmt != "text":  # the skip is in the report CI reads, beside the findings
         assert "analysis skipped: too slow" in out
+    assert main(["--check", "-j", "1", "--no-cache", "--exit-zero", "--output-format", fmt, str(path)]) == 2
+    capsys.readouterr()
     monkeypatch.setattr(budget, "SECONDS", 20.0)
     assert main(["--check", "-j", "1", "--no-cache", "--exit-zero", str(path)]) == 0  # the same file, analysed
     assert "All checks passed!" not in capsys.readouterr().err  # it has findings
