@@ -143,7 +143,7 @@ def test_named_file_that_is_excluded_is_skipped(project, capsys):
 
 # -- the cache -------------------------------------------------------------------------------------
 def cache_files(folder: Path) -> list[Path]:
-    return sorted((folder / cachemod.DIR).glob("*.pickle"))
+    return sorted((folder / cachemod.DIR).glob("*.json"))
 
 
 def test_cache_is_made_gitignored_and_a_warm_run_parses_nothing(project, capsys, parses):
@@ -228,7 +228,8 @@ def test_no_cache_neither_reads_nor_writes(project, capsys):
     assert code == 0 and capsys.readouterr().out == ""
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "wrong types", "wrong findings", "code"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "wrong types", "wrong findings", "code",
+                                    "other class", "deep"])
 def test_a_bad_cache_is_ignored_and_rebuilt(project, capsys, damage):
     run(capsys, ".")
     path = cache_files(project)[0]
@@ -248,9 +249,18 @@ def test_a_bad_cache_is_ignored_and_rebuilt(project, capsys, damage):
         elif damage == "wrong findings":
             data = _unpickle(blob)
             data["results"] = {k: (h, d, ["not a finding"], deps) for k, (h, d, _, deps) in data["results"].items()}
-        else:  # a pickle that would run code when loaded
-            data = _Evil(str(marker))
-        payload = pickle.dumps(data)
+        elif damage == "other class":  # a class outside the allow-list, by name
+            data = _unpickle(blob)
+            data["entries"] = {k: "EVIL" for k in data["entries"]}
+        if damage == "code":  # a pickle that would run code when loaded (the format before JSON)
+            payload = pickle.dumps(_Evil(str(marker)))
+        elif damage == "deep":  # nesting past the recursion limit
+            payload = b"[" * 100_000 + b"]" * 100_000
+        elif damage == "other class":
+            payload = cachemod.plaindata.dumps(data).replace(
+                b'"EVIL"', b'{"c":"Popen","v":[["touch","%s"]]}' % str(marker).encode())
+        else:
+            payload = cachemod.plaindata.dumps(data)
         path.write_bytes(cachemod.MAGIC + cachemod.hashlib.blake2b(payload, digest_size=16).hexdigest().encode() + payload)
     assert findings(run(capsys, ".")[1]) == CROSS
     assert findings(run(capsys, "app.py")[1]) == CROSS
@@ -268,7 +278,7 @@ class _Evil:
 
 
 def _unpickle(blob: bytes):
-    return pickle.loads(blob[len(cachemod.MAGIC) + 32:])
+    return cachemod.plaindata.loads(blob[len(cachemod.MAGIC) + 32:])
 
 
 def test_a_root_that_cannot_be_written_runs_without_cache(project, capsys):

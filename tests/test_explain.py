@@ -241,7 +241,7 @@ def test_inspect_hostile(tmp_path):
     notzip = tmp_path / "m.so"
     notzip.write_bytes(b"\x7fELF")
     res = run_cli("inspect", str(notzip))
-    assert res.returncode == 2 and "not a zip archive" in res.stdout
+    assert res.returncode == 2 and "ELF shared object, not a .pt2 package" in res.stdout
 
 
 @pytest.mark.skipif(not SHARED_PT2.exists(), reason="the real CUDA package is missing (tests/real_cuda/LastItemGather.pt2)")

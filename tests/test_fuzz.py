@@ -5,14 +5,16 @@ Files are the rule fixtures, with a header (BOM, shebang, cookie), a line ending
 and a few mutations (lines duplicated, dropped, re-indented with tabs or spaces, nested deeper,
 hostile lines inserted) applied."""
 
+import io
 import os
 import re
 import stat
+import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from aoti_lsp import budget
@@ -34,9 +36,13 @@ FIXTURES = sorted(str(p.read_text("utf-8")) for p in (Path(__file__).parent / "f
 HOSTILE = [
     "global torch", "import torch as torch", "from torch._export import *", "\ttorch._export.aot_load(p, 'cpu')",
     "x = '\ufeff'", "é😀 = 1", "if x:", "    pass", "\x0c", "r = torch._export.aot_load(" * 3,
-    "def forward(self, lengths):", "    return lengths.cumsum(0)[-1]", "# -*- coding: latin-1 -*-",
+    "def forward(self, lengths):", "    return lengths.cumsum(0)[-1]", "# -*- coding: latin-1 -*-", "return r",
     "so = torch._export.aot_compile(m, (x,))", "torch._export.aot_load(so, 'cuda')(x.cpu())", "\\",
 ]
+# string literals whose value holds a lone surrogate (issue 19 item 2): they reach messages
+SURROGATES = ["r = torch._export.aot_load('\\ud800.so', 'cpu')", "r = torch._inductor.aoti_load_package('\\udfff\\ud83d.so')",
+              "p = '\\udcff.pt2'", "torch._inductor.aoti_load_package(p)"]
+HOSTILE += SURROGATES
 HEADERS = ["", "#!/usr/bin/env python\n", "# -*- coding: utf-8 -*-\n", "#!/usr/bin/python3\n# coding: utf-8\n"]
 
 
@@ -120,6 +126,29 @@ def test_cli_fix_keeps_mode_and_never_fails_internally(tmp_path_factory, data):
         assert compile_error(path.read_bytes()) is None
 
 
+@st.composite
+def surrogate_files(draw) -> bytes:
+    """A fixture with literals holding lone surrogates inserted."""
+    lines = draw(st.sampled_from(FIXTURES)).splitlines()
+    for line in draw(st.lists(st.sampled_from(SURROGATES), min_size=1, max_size=4)):
+        lines.insert(draw(st.integers(0, len(lines))), line)
+    return ("\n".join(lines) + "\n").encode()
+
+
+@FUZZ
+@given(surrogate_files(), st.sampled_from(["text", "json", "sarif", "github"]))
+def test_every_output_format_survives_any_text(tmp_path_factory, data, fmt):
+    path = tmp_path_factory.mktemp("fmt") / "m.py"
+    path.write_bytes(data)
+    pipe = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # strict, as a real pipe's stdout
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys, "stdout", pipe)
+        code = main(["--check", "--no-cache", "--output-format", fmt, str(path)])
+        pipe.flush()
+    assert code in (0, 1)
+    pipe.buffer.getvalue().decode("utf-8")  # strict: nothing UTF-8 cannot carry
+
+
 @FUZZ
 @given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400), st.binary(max_size=8)), max_size=8))
 def test_line_index_edits_match_a_rebuild(data, edits):
@@ -129,3 +158,118 @@ def test_line_index_edits_match_a_rebuild(data, edits):
         data = data[:start] + new + data[end:]
         index = index.edited(start, end, new, data)
         assert index.starts == LineIndex(data).starts
+
+
+# -- issue 19: a generator per class of attack ------------------------------------------------------
+@FUZZ
+@given(n=st.integers(1, 40), shared=st.sampled_from(["'m.so'", "P", "os.path.join(D, 'm.so')"]),
+       compile_=st.booleans())
+def test_shared_artifacts_never_pass(tmp_path_factory, n, shared, compile_):
+    """Many loads of one artifact path: findings (exit 1) or a skip (exit 2), never a pass."""
+    lines = ["import os", "import torch", "D = 'out'", "P = 'm.so'"]
+    if compile_:
+        lines.append(f"so = torch._export.aot_compile(m, (x,), options={{'aot_inductor.output_path': {shared}}})")
+    lines += [f"r{i} = torch._export.aot_load({shared}, 'cpu')" for i in range(n)]
+    path = tmp_path_factory.mktemp("shared") / "m.py"
+    path.write_text("\n".join(lines) + "\n")
+    for seconds in (2.0, 1e-6):
+        budget.SECONDS = seconds
+        try:
+            code = main(["--check", "-q", "-j", "1", "--no-cache", str(path)])
+        finally:
+            budget.SECONDS = 2.0
+        assert code in (1, 2)
+
+
+@FUZZ
+@given(entries=st.sampled_from(["dir", "file", "link to outside", "fifo", "dev zero", "ours link", "foreign"]),
+       shape=st.sampled_from(["folder is a link", "folder", "folder is a file"]))
+def test_a_planted_cache_never_reaches_outside(tmp_path_factory, entries, shape):
+    """Whatever a repository ships as `.aoti_lsp_cache`, nothing outside the project changes and
+    the run ends with its findings."""
+    from aoti_lsp import cache as cachemod
+
+    base = tmp_path_factory.mktemp("planted")
+    outside, project = base / "outside", base / "proj"
+    outside.mkdir()
+    project.mkdir()
+    (outside / "keep.txt").write_text("keep\n")
+    (outside / f"{'a' * 24}.json").write_text("keep too\n")
+    os.utime(outside / f"{'a' * 24}.json", ns=(10**9, 10**9))
+    (project / "m.py").write_text("import torch\nr = torch._export.aot_load(p, 'cpu')\n")
+    folder = project / cachemod.DIR
+    if shape == "folder is a link":
+        folder.symlink_to(outside, target_is_directory=True)
+    elif shape == "folder is a file":
+        folder.write_text("x")
+    else:
+        assert main(["--check", "-q", "-j", "1", str(project / "m.py")]) == 1  # the cache file, named as it is read
+        name = next(folder.glob("*.json"))
+        name.unlink()
+        if entries == "dir":
+            name.mkdir()
+        elif entries == "file":
+            name.write_bytes(os.urandom(64))
+        elif entries == "link to outside":
+            name.symlink_to(outside / "keep.txt")
+        elif entries == "fifo":
+            os.mkfifo(name)
+        elif entries == "dev zero":
+            name.symlink_to("/dev/zero")
+        elif entries == "ours link":
+            name.symlink_to(outside / f"{'a' * 24}.json")
+    before = {p.name: p.read_bytes() for p in outside.iterdir()}
+    for _ in range(2):
+        assert main(["--check", "-q", "-j", "1", str(project / "m.py")]) == 1
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == before
+
+
+@FUZZ
+@given(real=st.sampled_from([0, 10, 60, 120]), plain_n=st.sampled_from([0, 1, 0xFFFF]) | st.integers(0, 0xFFFF),
+       plain_size=st.sampled_from([46, 0xFFFFFFFF]) | st.integers(0, 2**32 - 1), zip64=st.booleans(),
+       n64=st.none() | st.integers(0, 2**40), size64=st.none() | st.integers(0, 2**40),
+       point=st.sampled_from(["right", "zero", "far", "decoy"]))
+@example(real=120, plain_n=1, plain_size=46, zip64=True, n64=None, size64=None, point="right")  # the issue's
+@example(real=120, plain_n=1, plain_size=46, zip64=True, n64=None, size64=None, point="zero")
+def test_zip64_end_records_never_smuggle_entries(tmp_path_factory, real, plain_n, plain_size, zip64, n64, size64, point):
+    """Whatever the end records claim, zipfile is never left to read more than MAX_ENTRIES."""
+    import struct
+    import time
+    import zipfile
+
+    from aoti_lsp import pt2
+
+    path = tmp_path_factory.mktemp("zip64") / "m.pt2"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("pkg/data/aotinductor/model/a.wrapper_metadata.json", '{"AOTI_DEVICE_KEY": "cpu"}')
+        for i in range(real):
+            zf.writestr(f"pkg/f{i}", b"")
+    data = path.read_bytes()
+    at = data.rfind(b"PK\x05\x06")
+    _, _, _, _, true_n, true_size, offset, _ = struct.unpack("<4sHHHHIIH", data[at:at + 22])
+    tail = b""
+    if zip64:
+        n64 = true_n if n64 is None else n64  # None: the truth, behind a plain record that may lie
+        size64 = true_size if size64 is None else size64
+        rec = struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, n64, n64, size64, offset)
+        pos = {"right": at, "zero": 0, "far": 2**50, "decoy": at}[point]
+        tail = rec + struct.pack("<4sIQI", b"PK\x06\x07", 0, pos, 1)
+    plain = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, plain_n, plain_n, plain_size, offset, 0)
+    path.write_bytes(data[:at] + tail + plain)
+    read = []
+    real_init = zipfile.ZipFile.__init__
+
+    def counting(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        read.append(len(self.filelist))
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pt2, "MAX_ENTRIES", 50)
+        mp.setattr(zipfile.ZipFile, "__init__", counting)
+        pt2._cache.clear()
+        t = time.perf_counter()
+        pt2.read_sources(path)
+        pt2.read_package(path)
+        assert time.perf_counter() - t < 5
+    pt2._cache.clear()
+    assert all(n <= 50 for n in read), read

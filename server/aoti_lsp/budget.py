@@ -48,15 +48,23 @@ def deadline(seconds: float | None = None):
         yield
         return
 
+    live = [True]
+
     def expire(signum, frame):
-        raise OverBudget(too_slow(seconds))
+        if live[0]:
+            raise OverBudget(too_slow(seconds))
 
     previous = signal.signal(signal.SIGALRM, expire)
     _armed = True
-    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        _armed = False
+        # the timer is one-shot: it fires at most once, maybe right here (a tiny budget); the
+        # handler is put back whatever happens, so a late alarm never escapes a later caller
+        try:
+            live[0] = False
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            _armed = False

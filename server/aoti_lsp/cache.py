@@ -9,10 +9,14 @@ output does not need fix edits (text) stores lazy fixes as stubs (findings.porta
 never imported for them); a run that needs them (JSON) takes a result holding stubs for a miss,
 checks the file again and stores it with its edits built.
 
-Never trusted: a file that is truncated, corrupt, written by another build or configuration,
-or of the wrong shape is ignored and rebuilt. It is unpickled with an allow-list (data classes
-and enums of this package only), so a cache file committed to a repository cannot run code.
-Written through a temporary file and a rename; where the root is not writable, no cache.
+Never trusted (a repository can ship the folder): a file that is truncated, corrupt, written by
+another build or configuration, or of the wrong shape is ignored and rebuilt. It is plain JSON
+(plaindata.py: only this package's data classes and enums are built from it), never pickle, so a
+cache file cannot run code. The folder is used only when it is a real folder (not a symlink)
+owned by this user, and everything in it is reached through its descriptor: a file is read only
+when it is a regular file of ours (opened without following a symlink, never blocking on a FIFO,
+at most MAX_BYTES), written through a fresh temporary file and a rename, and pruning removes only
+regular files named as this tool names them. Where the root is not writable, no cache.
 """
 
 from __future__ import annotations
@@ -20,25 +24,28 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-import io
 import logging
 import os
-import pickle
+import re
+import stat
 import sys
 import time
 from contextlib import contextmanager
 from typing import Any
 
-from aoti_lsp import __version__
+from aoti_lsp import __version__, plaindata
 from aoti_lsp.findings import Finding, Related, needs_edits, portable
 
 log = logging.getLogger(__name__)
 
 DIR = ".aoti_lsp_cache"
-FORMAT = 1
+FORMAT = 2  # 2: JSON (plaindata), no longer pickle
 MAGIC = b"AOTI-LSP-CACHE\n"
 RACY_NS = 2_000_000_000  # a file changed this close to the run may change again unseen: re-hash it
 KEEP = 8  # cache files kept per root (one per tool build and configuration); older ones are removed
+MAX_BYTES = 256 << 20  # a cache file larger than this is not read (a planted one must not fill memory)
+SUFFIX = ".json"
+OURS = re.compile(r"[0-9a-f]{24}\.(json|pickle)")  # the names this tool writes (.pickle: before format 2)
 
 
 def content_hash(data: bytes) -> str:
@@ -96,18 +103,7 @@ def _canon(v):
     return repr(v)
 
 
-class _Unpickler(pickle.Unpickler):
-    """Only this package's data classes, named tuples and enums, from modules already imported."""
-
-    def find_class(self, module, name):
-        if module.split(".")[0] == "aoti_lsp" and module in sys.modules:
-            obj = getattr(sys.modules[module], name, None)
-            if isinstance(obj, type) and (dataclasses.is_dataclass(obj) or issubclass(obj, enum.Enum)
-                                          or (issubclass(obj, tuple) and hasattr(obj, "_fields"))):
-                return obj
-        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in the cache")
-
-
+@plaindata.allow
 @dataclasses.dataclass
 class Entry:
     stamp: tuple[int, int] | None  # (mtime_ns, size) the hash was taken at; None: re-hash next time
@@ -130,7 +126,8 @@ class Cache:
     def __init__(self, root: str, config, enabled: bool = True):
         self.root = os.path.abspath(root)
         self.key = key_of(config)
-        self.path = os.path.join(self.root, DIR, f"{self.key}.pickle")
+        self.name = f"{self.key}{SUFFIX}"
+        self.path = os.path.join(self.root, DIR, self.name)
         self.enabled = enabled
         self.started = time.time_ns()
         self.entries: dict[str, Entry] = {}
@@ -147,11 +144,18 @@ class Cache:
 
     # -- reading -------------------------------------------------------------------------------
     def _load(self) -> None:
-        try:
-            with open(self.path, "rb") as fh:
-                blob = fh.read()
-        except OSError:
+        folder = _folder(self.root, create=False)
+        if folder is None:
             return
+        try:
+            blob = _read(folder, self.name)
+        except OSError as exc:
+            if not isinstance(exc, FileNotFoundError):
+                log.info("ignoring cache %s: %s", self.path, exc)
+                self.dirty = True
+            return
+        finally:
+            os.close(folder)
         try:
             data = self._decode(blob)
         except Exception as exc:  # anything wrong: ignored, rebuilt, overwritten on save
@@ -167,7 +171,7 @@ class Cache:
         digest, payload = blob[head:head + 32], blob[head + 32:]
         if hashlib.blake2b(payload, digest_size=16).hexdigest().encode() != digest:
             raise ValueError("checksum mismatch (truncated or corrupt)")
-        data = _Unpickler(io.BytesIO(payload)).load()
+        data = plaindata.loads(payload)
         if not (isinstance(data, dict) and data.get("key") == self.key and data.get("format") == FORMAT
                 and data.get("root") == self.root):
             raise ValueError("written by another build, configuration or root")
@@ -256,44 +260,134 @@ class Cache:
         results = {k: r for k, r in self.results.items() if k in entries and (digest is None or r[1] == digest)}
         if not self.dirty and len(entries) == len(self.entries) and len(results) == len(self.results):
             return
-        payload = pickle.dumps({"format": FORMAT, "key": self.key, "root": self.root, "entries": entries,
-                                "results": results}, protocol=pickle.HIGHEST_PROTOCOL)
-        blob = MAGIC + hashlib.blake2b(payload, digest_size=16).hexdigest().encode() + payload
-        folder = os.path.dirname(self.path)
         try:
-            if not os.path.isdir(folder):
-                os.makedirs(folder, exist_ok=True)
-                with open(os.path.join(folder, ".gitignore"), "w") as fh:
-                    fh.write("# Automatically created by aoti-lsp.\n*\n")
-                with open(os.path.join(folder, "CACHEDIR.TAG"), "w") as fh:
-                    fh.write("Signature: 8a477f597d28d172789f06886806bc55\n# aoti-lsp's cache\n")
-            import tempfile
-
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pickle")
+            payload = plaindata.dumps({"format": FORMAT, "key": self.key, "root": self.root, "entries": entries,
+                                       "results": results})
+        except (TypeError, ValueError, RecursionError) as exc:  # a summary holding something else: a bug, no cache
+            log.warning("cannot store the cache %s: %s", self.path, exc)
+            self.enabled = False
+            return
+        blob = MAGIC + hashlib.blake2b(payload, digest_size=16).hexdigest().encode() + payload
+        try:
+            folder = _folder(self.root, create=True)
+            if folder is None:
+                self.enabled = False
+                return
             try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(blob)
-                os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from other users of a shared checkout
-                os.replace(tmp, self.path)
-            except BaseException:
-                _unlink(tmp)
-                raise
+                _write(folder, self.name, blob)
+                self.entries, self.results, self.dirty = entries, results, False
+                _prune(folder)
+            finally:
+                os.close(folder)
         except OSError as exc:  # a read-only root: run without a cache
             log.info("cannot write cache %s: %s", self.path, exc)
             self.enabled = False
-            return
-        self.entries, self.results, self.dirty = entries, results, False
-        _prune(folder)
 
 
-def _prune(folder: str) -> None:
-    """Other builds' and configurations' files: keep the KEEP most recently written."""
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# every access goes through the folder's descriptor (a folder swapped for a symlink midway is not followed)
+SAFE = bool(getattr(os, "O_NOFOLLOW", 0)) and {os.open, os.stat, os.unlink, os.rename} <= os.supports_dir_fd
+
+
+def _folder(root: str, create: bool) -> int | None:
+    """A descriptor of the cache folder; None where there is none, or it is refused: a symlink,
+    not a folder, or not owned by this user (a clone can ship `.aoti_lsp_cache -> /some/dir`)."""
+    if not SAFE:
+        return None  # no way to open it without following links: no cache
+    path = os.path.join(root, DIR)
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
     try:
-        names = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".pickle")]
-        if len(names) <= KEEP:
-            return
-        for path in sorted(names, key=lambda p: os.stat(p).st_mtime_ns)[:-KEEP]:
-            _unlink(path)
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        if not create:
+            return None
+        os.mkdir(path, 0o755)
+        fd = os.open(path, flags)
+        try:
+            _create(fd, ".gitignore", b"# Automatically created by aoti-lsp.\n*\n")
+            _create(fd, "CACHEDIR.TAG", b"Signature: 8a477f597d28d172789f06886806bc55\n# aoti-lsp's cache\n")
+        except OSError:
+            os.close(fd)
+            raise
+    except OSError as exc:  # ELOOP/ENOTDIR: a symlink or a file where the folder would be
+        log.warning("not using the cache folder %s: %s (a symlink or not a folder)", path, exc.strerror)
+        return None
+    st = os.fstat(fd)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        log.warning("not using the cache folder %s: owned by another user", path)
+        os.close(fd)
+        return None
+    return fd
+
+
+def _ours(st: os.stat_result) -> bool:
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+
+
+def _read(folder: int, name: str) -> bytes:
+    """A regular file of ours, at most MAX_BYTES (OSError otherwise): never through a symlink
+    (/dev/zero), never waiting on a FIFO."""
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _NOFOLLOW, dir_fd=folder)
+    try:
+        st = os.fstat(fd)
+        if not _ours(st):
+            raise OSError(f"{name} is not a regular file of this user")
+        if st.st_size > MAX_BYTES:
+            raise OSError(f"{name} is over {MAX_BYTES} bytes")
+        chunks, size = [], 0
+        while size <= MAX_BYTES:
+            chunk = os.read(fd, min(1 << 20, MAX_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_BYTES:
+            raise OSError(f"{name} grew over {MAX_BYTES} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _create(folder: int, name: str, data: bytes, mode: int = 0o644) -> None:
+    """A new file (O_EXCL: never through a planted file or symlink)."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode, dir_fd=folder)
+    try:
+        os.fchmod(fd, mode)  # not the umask's: other users of a shared checkout read it too
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _write(folder: int, name: str, blob: bytes) -> None:
+    """Atomically: a fresh temporary file renamed over `name` (a symlink there is replaced, not followed)."""
+    tmp = f".tmp-{os.getpid()}-{os.urandom(6).hex()}{SUFFIX}"
+    try:
+        _create(folder, tmp, blob)
+        os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)  # POSIX: replaces
+    except BaseException:
+        _unlink(tmp, folder)
+        raise
+
+
+def _prune(folder: int) -> None:
+    """Other builds' and configurations' files: keep the KEEP most recently written. Only regular
+    files of ours named as this tool names them (anything else there is left alone); files of
+    the old pickle format are never read again, so they go."""
+    try:
+        found = []
+        for name in os.listdir(folder):
+            m = OURS.fullmatch(name)
+            if m is None:
+                continue
+            st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            if _ours(st):
+                found.append((m.group(1) == "json", st.st_mtime_ns, name))
+        found.sort()
+        current = sum(1 for f in found if f[0])
+        for _, _, name in found[:len(found) - min(current, KEEP)]:
+            _unlink(name, folder)
     except OSError:
         pass
 
@@ -324,9 +418,9 @@ def _stamp(path: str):
     return (st.st_mtime_ns, st.st_size)
 
 
-def _unlink(path: str) -> None:
+def _unlink(path: str, folder: int | None = None) -> None:
     try:
-        os.unlink(path)
+        os.unlink(path, dir_fd=folder)
     except OSError:
         pass
 

@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # any text a file holds (a lone surrogate) is printable
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return _main(argv)
     except BrokenPipeError:  # `aoti-lsp rule X | head`: the reader left, that is fine
@@ -138,13 +141,13 @@ def check(args) -> int:
         return 2
     for e in errors:
         print(f"aoti-lsp: error: {e}", file=sys.stderr)
-    skipped = files.not_checked(paths)
-    for path in skipped:  # asked for by name, so never a silent pass
+    unchecked = files.not_checked(paths)
+    for path in unchecked:  # asked for by name, so never a silent pass
         print(f"aoti-lsp: warning: {path}: not checked: not a Python file (.py, .pyi)", file=sys.stderr)
     if not stats["files"] and not errors:  # nothing checked: no success line
-        if not skipped:
+        if not unchecked:
             print("aoti-lsp: warning: No Python files found under the given path(s)", file=sys.stderr)
-        return 2 if skipped else 0
+        return 2 if unchecked else 0
 
     items, notes, changed = [], [], 0
     counts = Counter()
@@ -153,10 +156,14 @@ def check(args) -> int:
     internal |= failed
     for path, old, new, findings, errs in sorted(results, key=lambda r: r[0]):
         for e in errs:
-            print(f"aoti-lsp: {'error' if 'internal error' in e else 'warning'}: {e}", file=sys.stderr)
-            internal |= "internal error" in e
+            # a file not analysed (time budget, size) may hide findings: never a pass (exit 2)
+            cut = "analysis skipped" in e
+            print(f"aoti-lsp: {'error' if 'internal error' in e or cut else 'warning'}: {e}", file=sys.stderr)
+            internal |= "internal error" in e or cut
             if "has syntax errors" in e and old is not None:
                 notes.append(_syntax_note(path, old, e))
+            elif cut:
+                notes.append(reporters.Note(path, None, None, e.split(f"{path}: ", 1)[-1]))
         if old is None:
             continue
         if new is not None and new != old:
@@ -181,8 +188,8 @@ def check(args) -> int:
         print(f"No fixes available ({counts['hidden']} hidden fix{'es' if counts['hidden'] != 1 else ''} "
               "can be enabled with --unsafe-fixes)", file=sys.stderr)
     if args.output_format == "text" and not args.quiet and not args.diff:
-        _summary(len(items), counts, changed, args, failed=internal or bool(skipped), fixed=stats.get("fixed", 0))
-    if internal or skipped:
+        _summary(len(items), counts, changed, args, failed=internal or bool(unchecked), fixed=stats.get("fixed", 0))
+    if internal or unchecked:
         return 2
     if args.exit_zero:
         return 0
@@ -284,15 +291,11 @@ def _write_all(results, config_for, args, together):
             if len(group) > 1:  # more than the named files may change: say which, and why
                 print(f"aoti-lsp: note: one migration wrote {', '.join(_rel(p) for p in group)}: every file of "
                       "its artifact changes together (all or none)", file=sys.stderr)
-        except writes.Skipped as exc:
-            print(f"aoti-lsp: warning: {exc}" + (f" (nor {', '.join(p for p in group if p not in str(exc))}: "
-                  "they change together)" if len(group) > 1 else ""), file=sys.stderr)
+        except (writes.Skipped, writes.Failed) as exc:
+            bad = isinstance(exc, writes.Failed)
+            print(f"aoti-lsp: {'error' if bad else 'warning'}: {exc}{_nor(group, str(exc))}", file=sys.stderr)
             unwritten += group
-        except writes.Failed as exc:
-            print(f"aoti-lsp: error: {exc}" + (f" (nor {', '.join(p for p in group if p not in str(exc))}: "
-                  "they change together)" if len(group) > 1 else ""), file=sys.stderr)
-            unwritten += group
-            failed = True
+            failed |= bad
     out = [r for p, r in rows.items() if p not in unwritten]
     if unwritten:
         again, _ = runner.run_projects(unwritten, config_for, ("check", False), 1, use_cache=False,
@@ -324,6 +327,12 @@ def _diff_name(path: str) -> str:
 
 
 _DIFF_ROOTS: set[str] = set()
+
+
+def _nor(group: list[str], message: str) -> str:
+    """The other files of a group left unwritten with the one the message names (it starts with its path)."""
+    others = [p for p in group if not message.startswith(f"{p}: ")]
+    return f" (nor {', '.join(others)}: they change together)" if len(others) < len(group) and others else ""
 
 
 def _diff(path: str, old: bytes, new: bytes) -> str:

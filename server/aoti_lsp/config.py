@@ -104,8 +104,13 @@ def _match(rel: str, pattern: str) -> bool:
 _cache: dict[str, tuple[float, Config]] = {}
 
 
+def _resolved(start: str) -> Path:
+    """Path.resolve without its RuntimeError on a symlink loop (3.11): a loop stays as it is."""
+    return Path(os.path.realpath(start))
+
+
 def find_pyproject(start: str) -> Path | None:
-    here = Path(start).resolve()
+    here = _resolved(start)
     if here.is_file():
         here = here.parent
     for folder in (here, *here.parents):
@@ -119,7 +124,7 @@ def load(start: str = ".") -> Config:
     """The config of the nearest pyproject.toml at or above `start` (defaults without one)."""
     path = find_pyproject(start)
     if path is None:
-        return Config(root=str(Path(start).resolve() if Path(start).is_dir() else Path(start).resolve().parent))
+        return Config(root=str(_resolved(start) if Path(start).is_dir() else _resolved(start).parent))
     key = str(path)
     mtime = path.stat().st_mtime
     cached = _cache.get(key)

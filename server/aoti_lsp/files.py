@@ -99,15 +99,32 @@ def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
             else:  # git also lists files deleted from the work tree but not from the index
                 excluded = _excluder(path, config)
                 files.extend(f for f in listed if f.endswith(PY_SUFFIXES) and not excluded(f) and os.path.isfile(f))
+        elif os.path.islink(path):
+            errors.append(f"{path}: a symlink that leads nowhere (a loop, or its target is missing)")
         else:
             errors.append(f"{path}: no such file or directory")
-    seen, unique = set(), []
+    seen: dict = {}  # identity -> index in unique
+    unique: list[str] = []
     for f in files:
-        key = os.path.normpath(f)
-        if key not in seen:
-            seen.add(key)
-            unique.append(os.path.normpath(f) if not f.startswith("./") else f[2:])
+        spelt = os.path.normpath(f) if not f.startswith("./") else f[2:]
+        key = identity(f)
+        if key in seen:  # one file by two paths (a symlink alias): checked and fixed once
+            i = seen[key]
+            if os.path.islink(unique[i]) and not os.path.islink(spelt):
+                unique[i] = spelt  # by the file's own name rather than the alias
+            continue
+        seen[key] = len(unique)
+        unique.append(spelt)
     return unique, errors
+
+
+def identity(path: str):
+    """The file a path reaches (a symlink alias and its target are one file)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.abspath(path)
+    return (st.st_dev, st.st_ino)
 
 
 def find_root(paths: list[str]) -> str:
@@ -168,11 +185,11 @@ def project_files(paths: list[str], config: Config, root: str) -> tuple[list[str
     check, errors = discover(paths, config)
     if any(os.path.isdir(p) and os.path.abspath(p) == root for p in paths):
         return check, check, errors  # the whole project is named: one listing serves both
-    spelt = {os.path.abspath(f) for f in check}
+    spelt = {identity(f) for f in check}
     rel = os.path.relpath(root) if not os.path.isabs(paths[0] if paths else ".") else root
     scan = list(check)
     for f in discover([rel], config)[0]:
-        a = os.path.abspath(f)
+        a = identity(f)
         if a not in spelt:
             spelt.add(a)
             scan.append(f)

@@ -24,8 +24,10 @@ _UPPER = re.compile(r"\bif \((\w+)_size\[(\d+)\] > (-?\d+)L?\) \{")
 _STATIC = re.compile(r"\bif \((-?\d+)L? != (\w+)_size\[(\d+)\]\) \{")
 _DTYPE = re.compile(r"\b(\w+)_expected_dtype = aoti_torch_dtype_(\w+)\(\);")
 _DEVICE = re.compile(r"\b(\w+)_expected_device_type = aoti_torch_device_type_(\w+)\(\);")
-_TRITON_DEF = re.compile(r"^\s*def (triton_\w+)\(([^)]*)\):", re.M)
-_CPP_DEF = re.compile(r'extern "C"\s+void\s+(\w+)\(([^){]*)\)\s*\{')
+# linear on any text (issue 19 item 4): `[ \t]*`, not `\s*`, at a line start (`\s` would run on
+# over every blank line after it, from each one); a parameter list stops at the next `(` too
+_TRITON_DEF = re.compile(r"^[ \t]*def (triton_\w+)\(([^()]*)\):", re.M)
+_CPP_DEF = re.compile(r'extern "C"\s+void\s+(\w+)\(([^(){]*)\)\s*\{')
 _NODES = re.compile(r"// Topologically Sorted Source Nodes: \[([^\]]*)\], Original ATen: \[([^\]]*)\]")
 _CALL = re.compile(r"^\s*(?:call_)?((?:triton|cpp)_\w+)\((.*)\);\s*$")
 _ASSERT = re.compile(r'"(index out of bounds: 0 <= (tmp\d+) < (ks\d+))"')
@@ -113,10 +115,6 @@ def split_args(text: str) -> list[str]:
     return out
 
 
-def _line_at(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
 def _param_name(decl: str) -> str:
     decl = decl.split("=")[0].split(":")[0].strip()
     return re.split(r"[\s*&]+", decl)[-1] if decl else decl
@@ -125,15 +123,22 @@ def _param_name(decl: str) -> str:
 def _kernels(text: str, member: str, pattern: re.Pattern, end_marker: str) -> dict[str, Kernel]:
     out = {}
     defs = list(pattern.finditer(text))
+    line, counted = 1, 0  # lines counted up to `counted`: each kernel's line from the previous one's
     for i, m in enumerate(defs):
-        end = text.find(end_marker, m.end())
         nxt = defs[i + 1].start() if i + 1 < len(defs) else len(text)
-        end = nxt if end < 0 else min(end, nxt)
+        end = text.find(end_marker, m.end(), nxt)  # never past the next definition
+        end = nxt if end < 0 else end
         body = text[m.start():end]
-        start_line = _line_at(text, m.start())
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
+        start_line = line
         params = [_param_name(p) for p in split_args(m.group(2))]
         k = Kernel(m.group(1), params, member, start_line, body)
-        k.asserts = [(a.group(1), start_line + body.count("\n", 0, a.start())) for a in _ASSERT.finditer(body)]
+        at, seen = start_line, 0
+        for a in _ASSERT.finditer(body):
+            at += body.count("\n", seen, a.start())
+            seen = a.start()
+            k.asserts.append((a.group(1), at))
         out.setdefault(k.name, k)
     return out
 

@@ -14,6 +14,7 @@ this equals a full analysis.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
@@ -76,6 +77,21 @@ def anchor_tokens(config) -> tuple[bytes, ...]:
 
 _INFO: dict[tuple, Info] = {}  # a statement's text -> its Info
 _WORDS: dict[bytes, frozenset[str]] = {}
+MEMO_MAX = 50_000  # entries per memo; past it the older half goes (texts of statements long gone)
+
+
+def trimmed(memo: dict) -> None:
+    """The older half of a memo dropped (insertion order): the recent texts, likely still in
+    use, stay; the memo never grows past MEMO_MAX."""
+    if len(memo) > MEMO_MAX:
+        for key in list(itertools.islice(memo, len(memo) // 2)):
+            del memo[key]
+
+
+def forget_texts() -> None:
+    """Every memo of statement texts dropped (the server, once no document is open)."""
+    _INFO.clear()
+    _WORDS.clear()
 
 
 def info_of(data: bytes, node: Node, tokens: tuple[bytes, ...]) -> Info:
@@ -83,8 +99,7 @@ def info_of(data: bytes, node: Node, tokens: tuple[bytes, ...]) -> Info:
     key = (text, tokens, node.start_point.column == 0, node.has_error)
     info = _INFO.get(key)
     if info is None:
-        if len(_INFO) > 50_000:  # texts of statements long gone
-            _INFO.clear()
+        trimmed(_INFO)
         info = _INFO[key] = _info(text, node, tokens)
     return info
 
@@ -92,8 +107,7 @@ def info_of(data: bytes, node: Node, tokens: tuple[bytes, ...]) -> Info:
 def words_of(text: bytes) -> frozenset[str]:
     found = _WORDS.get(text)
     if found is None:
-        if len(_WORDS) > 50_000:
-            _WORDS.clear()
+        trimmed(_WORDS)
         found = _WORDS[text] = frozenset(w.decode("utf-8", "replace") for w in WORD.findall(text))
     return found
 

@@ -83,7 +83,8 @@ def render_text(info: dict) -> str:
         lines.append(f"warning: member name not trusted (ignored): {name}")
     for s in info["skipped"]:
         lines.append(f"warning: member not read: {s}")
-    return "\n".join(lines)
+    # names come from the package: a U+202E or a control character is shown escaped, never obeyed
+    return "\n".join(pt2.printable(line) for line in lines)
 
 
 def render_json(info: dict) -> str:

@@ -4,8 +4,8 @@ file's line ending. And Python's own compiler decides whether a file may be rewr
 
 from __future__ import annotations
 
-import ast
 import re
+import warnings
 
 from aoti_lsp.findings import Edit
 
@@ -61,9 +61,13 @@ def adapt(data: bytes, edits) -> list[Edit]:
 
 def compile_error(data: bytes, path: str = "<string>") -> str | None:
     """Why Python would not compile `data` (None: it compiles). IndentationError, TabError and
-    nesting too deep are caught here, where tree-sitter's error recovery lets them through."""
+    nesting too deep are caught here, where tree-sitter's error recovery lets them through.
+    A full compile, not only a parse: `return` outside a function, a name used before its
+    `global` are the compiler's errors (the code object is built, never run)."""
     try:
-        compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings (invalid escapes) are not ours to print
+            compile(data, path, "exec", dont_inherit=True)
     except SyntaxError as exc:
         where = f" (line {exc.lineno})" if exc.lineno else ""
         return f"{type(exc).__name__}: {exc.msg}{where}"

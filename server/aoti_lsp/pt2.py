@@ -23,6 +23,7 @@ import json
 import lzma
 import os
 import re
+import stat
 import struct
 import zipfile
 import zlib
@@ -47,6 +48,14 @@ _cache: dict[tuple, object] = {}
 # what a corrupt member or archive raises inside zipfile and the decompressors
 _ERRORS = (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
            ValueError, zlib.error, lzma.LZMAError, struct.error, UnicodeDecodeError, OverflowError)
+
+
+# issue 23 item 12: what `inspect`/`explain` say of the old API's output (aoti-facts.md: given to
+# aoti_load_package it fails with "Failed to initialize zip archive")
+ELF_SO = ("an ELF shared object, not a .pt2 package: the `.so` that the deprecated `torch._export.aot_compile` "
+          "writes (`aoti_load_package` cannot load it: \"Failed to initialize zip archive\"); migrate the compile to "
+          "`torch.export.export` + `torch._inductor.aoti_compile_and_package`, which writes a .pt2 "
+          "(`aoti-lsp --check --fix --unsafe-fixes` rewrites it; `aoti-lsp rule AOTI001`)")
 
 
 class PackageError(Exception):
@@ -75,30 +84,44 @@ def check_directory(fh, size: int) -> tuple[int, int, int]:
     while at >= 0 and len(tail) - at < 22:
         at = tail.rfind(_EOCD, 0, at)
     if at < 0:
+        fh.seek(0)
+        if fh.read(4) == b"\x7fELF":
+            raise PackageError(ELF_SO)
         raise PackageError("not a zip archive (no end-of-central-directory record)")
     _, disk, cd_disk, _, entries, cd_size, cd_offset, _ = struct.unpack("<4sHHHHIIH", tail[at:at + 22])
     eocd_pos = size - tail_len + at
-    if entries == 0xFFFF or cd_size == 0xFFFFFFFF or cd_offset == 0xFFFFFFFF:
-        loc = tail[at - 20:at] if at >= 20 else b""
-        if len(loc) != 20 or not loc.startswith(_EOCD64_LOCATOR):
-            raise PackageError("ZIP64 end record without its locator")
+    records = [(entries, cd_size, eocd_pos)]
+    loc = tail[at - 20:at] if at >= 20 else b""
+    if len(loc) == 20 and loc.startswith(_EOCD64_LOCATOR):
+        # zipfile reads the ZIP64 record whenever its locator is there, whatever the plain record
+        # says (issue 19 item 5: a plain record claiming 1 entry smuggled 300k past the caps); it
+        # takes the record just before the locator (3.11), later versions the one the locator
+        # points at: both are checked
         (rec_pos,) = struct.unpack("<Q", loc[8:16])
-        if rec_pos + 56 > size:
-            raise PackageError("ZIP64 end record points outside the file")
-        fh.seek(rec_pos)
-        rec = fh.read(56)
-        if not rec.startswith(_EOCD64):
+        for pos in sorted({rec_pos, eocd_pos - 20 - 56}):
+            if not 0 <= pos <= size - 56:
+                continue
+            fh.seek(pos)
+            rec = fh.read(56)
+            if rec.startswith(_EOCD64):
+                n64, _, size64, offset64 = struct.unpack("<QQQQ", rec[24:56])
+                records.append((n64, size64, pos))
+                if pos == rec_pos:
+                    cd_offset = offset64
+        if len(records) == 1:
             raise PackageError("ZIP64 end record missing")
-        entries, _, cd_size, cd_offset = struct.unpack("<QQQQ", rec[24:56])
-        eocd_pos = rec_pos
+    elif entries == 0xFFFF or cd_size == 0xFFFFFFFF or cd_offset == 0xFFFFFFFF:
+        raise PackageError("ZIP64 end record without its locator")
     if disk != 0 or cd_disk != 0:
         raise PackageError("multi-disk zip archives are not read")
-    if entries > MAX_ENTRIES:
-        raise PackageError(f"{entries} entries in the zip directory (more than {MAX_ENTRIES} are not read)")
-    if cd_size > MAX_DIRECTORY:
-        raise PackageError(f"zip directory of {cd_size} bytes (more than {MAX_DIRECTORY} are not read)")
-    if cd_size > eocd_pos or entries * 46 > cd_size:
-        raise PackageError("zip directory size does not fit the file")
+    for n, cd, end in records[1:] or records:  # the ZIP64 values are what zipfile reads when present
+        if n > MAX_ENTRIES:
+            raise PackageError(f"{n} entries in the zip directory (more than {MAX_ENTRIES} are not read)")
+        if cd > MAX_DIRECTORY:
+            raise PackageError(f"zip directory of {cd} bytes (more than {MAX_DIRECTORY} are not read)")
+        if cd > end or n * 46 > cd:
+            raise PackageError("zip directory size does not fit the file")
+        entries, cd_size = n, cd
     return entries, cd_size, cd_offset
 
 
@@ -273,9 +296,22 @@ def read_sources(path: str | os.PathLike) -> Sources:
     return _cached("sources", path, lambda real: _read_sources(real, os.fspath(path)))
 
 
+def _not_read(path: str) -> str:
+    """Why a path is not opened as a package (a FIFO would block, /dev/zero never end)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return "no such file" if isinstance(exc, FileNotFoundError) else (exc.strerror or str(exc))
+    except ValueError as exc:
+        return str(exc)
+    if stat.S_ISDIR(st.st_mode):
+        return "a directory, not a .pt2 file"
+    return "not a regular file (a FIFO, a device or a socket): not read"
+
+
 def _read_sources(real: str | None, given: str) -> Sources:
     if real is None:
-        return Sources(given, error=f"{given}: no such file")
+        return Sources(given, error=f"{given}: {_not_read(given)}")
     out = Sources(real)
     try:
         with open_archive(real) as ar:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -272,9 +273,23 @@ def sarif(items, notes=()) -> dict:
 
 def render(fmt: str, items, color: bool = False, notes=(), unsafe: bool = False) -> str:
     if fmt == "json":
-        return json.dumps(to_json(items, notes), indent=2, ensure_ascii=False)
+        return shown(json.dumps(to_json(items, notes), indent=2, ensure_ascii=False), in_json=True)
     if fmt == "sarif":
-        return json.dumps(sarif(items, notes), indent=2, ensure_ascii=False)
+        return shown(json.dumps(sarif(items, notes), indent=2, ensure_ascii=False), in_json=True)
     if fmt == "github":
-        return github(items, notes)
-    return text(items, color, unsafe)
+        return shown(github(items, notes))
+    return shown(text(items, color, unsafe))
+
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def shown(s: str, in_json: bool = False) -> str:
+    """`s` as UTF-8 can carry it: a lone surrogate (a string literal `'\\ud800'`, a file name
+    that is not UTF-8) is written as the escape the source spells, `\\ud800`. In JSON (where
+    ensure_ascii=False left it raw, inside a string) the backslash is escaped too, so a reader
+    gets the same text, not the surrogate back."""
+    if not _LONE.search(s):
+        return s
+    slash = "\\\\" if in_json else "\\"
+    return _LONE.sub(lambda m: f"{slash}u{ord(m.group()):04x}", s)

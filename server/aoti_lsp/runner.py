@@ -237,6 +237,10 @@ def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=T
         for _, _, payload in _collect(outbox, workers, until="results"):
             checked.extend(payload)
         return index.finish(rows, checked, todo, project), project
+    except BaseException:  # SIGTERM, Ctrl-C: kill now (waiting 5 s on each busy worker first took 10 s)
+        for proc, _ in workers:
+            proc.kill()
+        raise
     finally:
         for proc, _ in workers:
             proc.join(timeout=5)

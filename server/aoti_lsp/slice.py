@@ -83,13 +83,16 @@ class Piece:
 _PIECES: dict[tuple, Piece] = {}
 
 
+def forget_texts() -> None:
+    _PIECES.clear()
+
+
 def piece_of(data: bytes, node, info: incremental.Info, tokens) -> Piece:
     text = data[node.start_byte:node.end_byte]
     key = (text, node.type, info, tokens)
     found = _PIECES.get(key)
     if found is None:
-        if len(_PIECES) > 50_000:
-            _PIECES.clear()
+        incremental.trimmed(_PIECES)
         found = _PIECES[key] = _piece(text, node, info, tokens)
     return found
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from aoti_lsp import budget
+
 
 def main(argv: list[str]) -> int:
     if argv[0] == "inspect":
@@ -14,7 +16,12 @@ def main(argv: list[str]) -> int:
         args = p.parse_args(argv[1:])
         from aoti_lsp import inspect_pkg
 
-        info = inspect_pkg.inspect(args.package)
+        try:
+            with budget.deadline():  # a package crafted to be slow to read must not hang the run
+                info = inspect_pkg.inspect(args.package)
+        except budget.OverBudget as exc:
+            print(f"aoti-lsp inspect: error: {args.package}: {exc}", file=sys.stderr)
+            return 2
         print(inspect_pkg.render_json(info) if args.output_format == "json" else inspect_pkg.render_text(info))
         return 2 if info["error"] else 0
     p = argparse.ArgumentParser(prog="aoti-lsp explain",
@@ -36,6 +43,11 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         print(f"aoti-lsp explain: error: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    items = explain.explain(text, args.package, args.source)
+    try:
+        with budget.deadline():
+            items = explain.explain(text, args.package, args.source)
+    except budget.OverBudget as exc:
+        print(f"aoti-lsp explain: error: {exc}", file=sys.stderr)
+        return 2
     print(explain.render_json(items) if args.output_format == "json" else explain.render_text(items))
     return 1 if items else 0

@@ -17,7 +17,7 @@ from lsprotocol import types
 from aoti_lsp.lsp.documents import Document
 from aoti_lsp.positions import LineIndex
 from aoti_lsp.source import Source
-from test_malformed import _response, _send
+from test_malformed import _read, _response, _send
 
 LONG = os.environ.get("AOTI_FUZZ") == "long"
 FUZZ = settings(
@@ -26,13 +26,16 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
     derandomize=not LONG,
 )
+# a string literal whose value is a lone surrogate: it reaches messages (issue 19 item 2)
+SURROGATE_LITERAL = "torch._inductor.aoti_load_package('\\ud800.so')"
 TEXT = "import torch\r\nr = torch._export.aot_load(p, 'cpu')\ré😀 = r(x.cpu())\n"
 METHODS = ["textDocument/didOpen", "textDocument/didChange", "textDocument/didClose", "textDocument/didSave",
            "textDocument/hover", "textDocument/codeAction", "textDocument/diagnostic", "codeAction/resolve",
            "workspace/didChangeConfiguration", "workspace/didChangeWatchedFiles", "$/cancelRequest",
            "textDocument/completion", "initialize", "initialized", "", "\ud800"]
 INTS = st.one_of(st.integers(-3, 50), st.sampled_from([2**31 - 1, 2**31, 2**40, -(2**31) - 1, 2**64]))
-TEXTS = st.lists(st.sampled_from(list("ab( )\n\r\t:é😀\ufeff") + ["\ud800", "aot_load", "torch._export."]),
+TEXTS = st.lists(st.sampled_from(list("ab( )\n\r\t:é😀\ufeff") + ["\ud800", "aot_load", "torch._export.",
+                                                                  SURROGATE_LITERAL]),
                  max_size=20).map("".join)
 json_values = st.recursive(
     st.none() | st.booleans() | INTS | st.floats(allow_nan=False) | TEXTS,
@@ -117,3 +120,26 @@ def test_an_edited_document_is_the_document_parsed_afresh(edits, encoding):
         assert doc.lines.starts == LineIndex(doc.data).starts
         assert str(doc.tree.root_node) == str(fresh.tree.root_node)
         assert str(doc.tree.root_node) == str(Source(doc.data).tree.root_node)
+
+
+def test_a_lone_surrogate_in_a_literal_reaches_the_client(server, tmp_path):
+    """Issue 19 item 2: the message naming `'\\ud800.so'` is sent (JSON escapes the surrogate)."""
+    uri = (tmp_path / "s.py").as_uri()
+    _send(server, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": f"import torch\nr = {SURROGATE_LITERAL}\n"}}})
+    box = []
+
+    def wait():
+        while True:
+            msg = _read(server)
+            if msg.get("method") == "textDocument/publishDiagnostics" and msg["params"]["uri"] == uri \
+                    and msg["params"]["diagnostics"]:
+                box.append(msg["params"]["diagnostics"])
+                return
+
+    reader = threading.Thread(target=wait, daemon=True)
+    reader.start()
+    reader.join(20)
+    assert box, "no diagnostics for the document"
+    assert any("\ud800.so" in d["message"] for d in box[0])
+    answered(server)

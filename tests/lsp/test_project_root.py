@@ -50,9 +50,9 @@ async def test_folder_below_the_root_sees_the_whole_project(client):
             break
         await asyncio.sleep(0.1)
     assert ("AOTI102", 11) in codes
-    caches = sorted((client.proj / ".aoti_lsp_cache").glob("*.pickle"))
+    caches = sorted((client.proj / ".aoti_lsp_cache").glob("*.json"))
     assert len(caches) == 1  # written at the project root, not in the folder
     cli = subprocess.run([str(Path(sys.executable).with_name("aoti-lsp")), "--check", "app/app.py"], cwd=client.proj,
                          capture_output=True, text=True)
     assert cli.returncode == 1 and "AOTI102" in cli.stdout
-    assert sorted((client.proj / ".aoti_lsp_cache").glob("*.pickle")) == caches  # the same cache file
+    assert sorted((client.proj / ".aoti_lsp_cache").glob("*.json")) == caches  # the same cache file

@@ -5,12 +5,16 @@
   applies instead of being dropped (which would leave stale text behind);
 - a request before `initialize` gets -32002, a request after `shutdown` -32600 (pygls drops both
   silently: the client would wait forever); notifications then are dropped, as the spec says;
-- a message with a broken `Content-Length` header does not swallow the next message (StdinFrames).
+- a message with a broken `Content-Length` header does not swallow the next message (StdinFrames);
+- the futures pygls leaves behind for notifications are dropped once done;
+- a message that fails to deserialize is one warning line, not pygls' traceback of it; a client
+  that closed its end is noted once and nothing more is sent (pygls logged a traceback per message).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 
 from pygls.exceptions import JsonRpcException
@@ -40,10 +44,36 @@ def clamp(value, key: str = ""):
     return value
 
 
+class _Quiet(logging.Filter):
+    """pygls' records that repeat what is said here in one line: the traceback of a message that
+    failed to deserialize (the "rejected malformed" warning says it), a send to a closed client."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = str(record.msg)
+        return not (msg.startswith("Unable to deserialize message") or msg.startswith("Error sending data. BrokenPipeError"))
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_Quiet())
+
+
 class Protocol(LanguageServerProtocol):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.initialize_seen = False
+        self.client_gone = False
+
+    def _send_data(self, data):
+        if self.client_gone:
+            return
+        try:
+            super()._send_data(data)
+        except BrokenPipeError:  # the client left: say it once, send nothing more
+            self.client_gone = True
+            log.warning("the client closed the connection: nothing more is sent")
+            try:  # the exit's flush of stdout must not fail on the closed pipe either
+                os.dup2(os.open(os.devnull, os.O_WRONLY), getattr(self.writer, "fileno", lambda: 1)())
+            except (OSError, ValueError):
+                pass
 
     def structure_message(self, data):
         if isinstance(data, dict) and "jsonrpc" in data and "method" in data and isinstance(data.get("params"), (dict, list)):
@@ -74,6 +104,14 @@ class Protocol(LanguageServerProtocol):
                     self._send_response(message.id, error=ResponseError(code=refusal[0], message=refusal[1]))
                 return
         super().handle_message(message)
+        if not isinstance(message, RPCRequest) and self._request_futures:
+            # pygls keeps the future of a notification run through one of its generator handlers
+            # (didOpen, didChange, didClose) under a random id and never drops it: each held its
+            # result (issue 19 item 9). A done one is of no more use (a request's own callback
+            # holds its future and pops it itself).
+            for key, future in list(self._request_futures.items()):
+                if future.done():
+                    del self._request_futures[key]
 
 
 def _uri(data) -> str | None:

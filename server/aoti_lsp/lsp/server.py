@@ -532,8 +532,12 @@ def did_close(ls: AotiServer, params: types.DidCloseTextDocumentParams):
     ls._results.pop(params.text_document.uri, None)
     ls._diagnostics.pop(params.text_document.uri, None)
     ls.analysed.forget(params.text_document.uri)
+    ls.sliced.forget(params.text_document.uri)  # its last text and tree (issue 19 item 9)
     ls.sent.forget(params.text_document.uri)
     guards.cancel(ls, params.text_document.uri)
+    if not ls.docs:  # nothing open: the per-statement memos serve no one
+        incremental.forget_texts()
+        slice_mod.forget_texts()
     if doc is not None and not ls.caps.pull_diagnostics:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(params.text_document.uri, []))
 

@@ -13,6 +13,7 @@ from aoti_lsp.fixes.migrate import CannotFix, drop_import_name, uses_outside
 from aoti_lsp.fixes.plan import migration
 from aoti_lsp.names import IMPORT
 from aoti_lsp.rules import Rule
+from aoti_lsp.source import descendants
 
 
 # both rules' pages: how their shared fix is planned
@@ -38,8 +39,8 @@ runs in stay; an options dict bound once to a variable (`opts = {"aot_inductor.o
 the other keys stay in `opts`, passed as `inductor_configs=`. **What is exported already is never
 exported again**: `torch._inductor.aot_compile(ep.module(), ...)` of an `ExportedProgram ep`
 becomes `aoti_compile_and_package(ep, ...)`, which keeps `ep`'s dynamic dims (re-exporting
-`ep.module()` without `dynamic_shapes` makes every dim static: measured on torch 2.13, the package
-then rejects every other batch size). A device chosen at run time between values that agree on
+`ep.module()` without `dynamic_shapes` makes every dim static: measured on torch 2.13 CPU, the package
+then gives wrong numbers for other batch sizes, without an error unless `AOTI_RUNTIME_CHECK_INPUTS=1`). A device chosen at run time between values that agree on
 the index (`"cuda" if torch.cuda.is_available() else "cpu"`) becomes no `device_index`, as the
 loader takes the device type from the package.
 
@@ -59,7 +60,8 @@ result is returned to code this analysis cannot follow; the path constant is als
 shared library (`ctypes.CDLL`) or taken apart as a string (`.replace(".so", ...)`); an options
 variable that is also read elsewhere; a graph module given to `torch._inductor.aot_compile` that
 this analysis cannot trace to an `ExportedProgram` (re-exporting it would make its dims static);
-a loader's device that cannot be read. A loader that asks for another device type than the
+a loader's device that cannot be read; an import statement of the file with a syntax error
+(libcst, which rewrites the imports, cannot read it). A loader that asks for another device type than the
 compile used (`aot_load(p, "cpu")` of a CUDA-compiled model) is a bug of its own (AOTI101): the
 migration would drop `device="cpu"` and hide it, so it is then offered only in the editor
 (unsafe, editor only: its title ends `[unsafe]` and says `decides the device: drops device="cpu"`),
@@ -79,7 +81,10 @@ class DeprecatedCall(Rule):
             func = call.child_by_field_name("function")
             message = self.message(qualname, symbols[qualname])
             fix, related = None, []
-            if not call.has_error:
+            if not call.has_error and _broken_import(ctx):
+                related.append(Related(func.start_byte, func.end_byte,
+                                       "no automatic fix: an import statement of this file has a syntax error"))
+            elif not call.has_error:
                 try:
                     fix = migration(ctx, call)
                 except CannotFix as why:
@@ -95,12 +100,28 @@ class DeprecatedCall(Rule):
                     start, end = node[1] if node else (b.stmt.start_byte, b.stmt.end_byte)
                     title = f"Remove unused import of {b.target}"
                     build = functools.partial(_drop, ctx.source, b.stmt, name)  # libcst: when it is needed
+                    fix = None if b.stmt.has_error else Fix(title, build(), Applicability.SAFE) if findings.EAGER_FIXES \
+                        else LazyFix(title, Applicability.SAFE, build)  # libcst cannot read a broken import
                     yield Finding(
                         self.code, f"`{b.target}` is deprecated and imported but never used: remove the import",
-                        start, end, deprecated=True, unnecessary=True,
-                        fix=Fix(title, build(), Applicability.SAFE) if findings.EAGER_FIXES
-                        else LazyFix(title, Applicability.SAFE, build),
+                        start, end, deprecated=True, unnecessary=True, fix=fix,
                     )
+
+
+def _broken_import(ctx) -> bool:
+    """Whether an import statement of the file holds a syntax error: the migration rewrites the
+    file's imports with libcst, which cannot read it (issue 19 item 8: a traceback, and a fix
+    counted as fixable that had no edits)."""
+    root = ctx.source.tree.root_node
+    if not root.has_error:
+        return False
+    memo = ctx.lookups.setdefault("broken import", []) if getattr(ctx, "lookups", None) is not None else []
+    if not memo:
+        memo.append(any(n.type in IMPORTS and n.has_error for n in descendants(root)))
+    return memo[0]
+
+
+IMPORTS = ("import_statement", "import_from_statement", "future_import_statement")
 
 
 def _drop(source, stmt, name) -> tuple:
