@@ -382,6 +382,20 @@ def test_a_skip_is_not_cached_as_a_pass(tmp_path, monkeypatch):
         assert "analysis skipped" in run.stderr and "All checks passed!" not in run.stderr
 
 
+def test_a_skipped_summary_of_another_file_is_no_pass(tmp_path):
+    """Only a.py is named; b.py's summary (what a.py's cross-file rules read) is cut by the budget:
+    the run says so and exits 2, twice (the cut summary is never cached as b.py's)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("import torch\n" + BODY)
+    env = {**os.environ, "AOTI_LSP_TIME_BUDGET": "0.000001"}
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "a.py"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 2, run.stderr
+        assert "b.py: analysis skipped" in run.stderr and "All checks passed!" not in run.stderr
+
+
 # -- issue 19 item 8: an import with a syntax error gets no fix (libcst cannot read it) ------------
 @pytest.mark.parametrize("body", ["so = ac(m, (x,))\n", "x = 1\n"])
 def test_a_broken_import_gets_no_fix_and_no_traceback(tmp_path, capsys, caplog, body):

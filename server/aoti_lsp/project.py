@@ -27,6 +27,7 @@ def summarizers(config: Config | None = None):
 
 
 FACTS = "@facts"  # the summary entry of the facts layer (constants, artifact sites), beside the rules'
+SKIPPED = "@skipped"  # a summary cut by the time budget: why (the CLI reports it; it is never cached)
 
 
 def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
@@ -53,12 +54,12 @@ def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
                     continue
                 if value:
                     out[rule.code] = value
-    except budget.OverBudget:
+    except budget.OverBudget as cut:
         source.context = None  # cut anywhere: the check starts afresh, not from half-filled caches
         if budget.armed():
             raise
         log.warning("summary of %s: over the time budget, skipped", source.path)
-        return {}
+        return {SKIPPED: str(cut)}
     return out
 
 

@@ -30,7 +30,7 @@ from aoti_lsp.findings import portable
 from aoti_lsp.fixer import applicable
 from aoti_lsp.layout import compile_error
 from aoti_lsp.project_fix import fix_project
-from aoti_lsp.project import Project, summarize, summarizers
+from aoti_lsp.project import SKIPPED, Project, summarize, summarizers
 from aoti_lsp.rules import all_rules
 from aoti_lsp.source import Source, SourceError, decode_check
 
@@ -83,6 +83,9 @@ def _scan(paths, cfg, checked=None, prior=None):
         else:
             checks = any(r.wants(source, cfg) for r in rules)
             summary = summarize(source, cfg) if summarise and (checks or wanted(source, rules, cfg)) else {}
+            if SKIPPED in summary:  # what other files read of it is unknown: the run is no pass
+                rows.append((path, f"{path}: {summary[SKIPPED]} (its summary for the other files)", None, False, None))
+                continue
         if checks and (checked is None or path in checked):
             kept[path] = source
         rows.append((path, None, summary, source.parsed, (stamp, digest, checks)))
