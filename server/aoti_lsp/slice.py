@@ -139,6 +139,8 @@ class Entry:
         self.graph: _Graph | None = None
         self.gates: tuple[bool, ...] = ()
         self.guards: frozenset[int] = frozenset()
+        self.evidence: frozenset[int] = frozenset()  # chunks AOTI201/202 read file-wide (_jagged_evidence)
+        self.wide = None  # what AOTI201/202 concluded from them (_jagged_wide)
         self.imports: frozenset[int] = frozenset()
         # a provisional text (PROVISIONAL): its chunks parsed with an error of their own, and
         # every chunk whose findings were made while one was broken (re-analysed by each later
@@ -177,6 +179,8 @@ class Entry:
         jagged = _jagged_on(self.gates, self.config, self.source.path)
         self.labels = labels_of(ctx, self.starts, range(len(children)), jagged)
         self.guards = frozenset(i for i, c in enumerate(children) if jagged and _module_guard(data, c))
+        self.evidence = frozenset(i for i, c in enumerate(children) if jagged and _jagged_evidence(data, c, self.config))
+        self.wide = _jagged_wide(ctx) if jagged else None
         # kept as the text changes: an edit of an import, or one that adds or removes a statement, is not sliced
         self.imports = frozenset(i for i, c in enumerate(children) if c.type in ("import_statement", "import_from_statement"))
         return True
@@ -303,6 +307,33 @@ def _module_guard(data: bytes, node) -> bool:
         return False
     text = data[node.start_byte:node.end_byte]
     return any(w in text for w in GUARD_WORDS) and bool(_statement_facts(node))
+
+
+def _jagged_wide(ctx) -> tuple:
+    """What AOTI201/AOTI202 conclude from a file's evidence chunks, for every forward at once: does
+    it export or load packages, what it AOT-compiles, and each jagged keyword's verdict. The
+    compact text holds every evidence chunk, so it concludes the same as the file, or the edit
+    changed it."""
+    from aoti_lsp.jagged import Model, summary_owner
+
+    model = Model(ctx, summary_owner(ctx.config) or "AOTI201")
+    return model.evidence, frozenset(model.aoti_keys), model.unknown_packages, tuple(model.complete_keywords())
+
+
+_KEYWORD = re.compile(rb"([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def _jagged_evidence(data: bytes, node, config) -> bool:
+    """A top-level statement AOTI201/AOTI202 read wherever it stands (jagged.Model): an export,
+    package or load call (the scope: does this file run AOTI packages?), a keyword argument named
+    like a jagged input (the complete-offsets verdict of every caller)."""
+    from aoti_lsp.jagged import EXPORTERS, LOADERS, PACKAGERS, is_jagged_name, jagged_patterns
+
+    text = data[node.start_byte:node.end_byte]
+    if any(q.rsplit(".", 1)[-1].encode() in text for q in EXPORTERS | PACKAGERS | LOADERS):
+        return True
+    patterns = jagged_patterns(config)
+    return any(is_jagged_name(m.group(1).decode(), patterns) for m in _KEYWORD.finditer(text))
 
 
 # AOTI301 judges an environment variable's write by the file's compiles, loads and CUDA uses
@@ -433,6 +464,8 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             return _no("edit of what AOTI301 reads file-wide")
         if jagged and (i in entry.guards or _module_guard(window, node)):
             return _no("edit of a module-level guard (jagged)")
+        if jagged and (i in entry.evidence) != _jagged_evidence(window, node, config):
+            return _no("edit of what AOTI201/AOTI202 read file-wide")  # the chunk joins or leaves the set
     for i, piece in zip(edited, new_pieces):
         old_piece = entry.pieces[i]
         if piece.binds != old_piece.binds or piece.setters != old_piece.setters or piece.definite != old_piece.definite:
@@ -486,7 +519,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     for i in edited:  # an alias of a file-wide call, read or no longer read
         if any(j in ambient for j in graph.binders_of(i) | graph.binders_of(i, entry.pieces[i])):
             return _no("edit of a file-wide call")
-    kept = graph.backward(kept | set(ambient) | set(entry.imports) | set(entry.guards))
+    kept = graph.backward(kept | set(ambient) | set(entry.imports) | set(entry.guards) | set(entry.evidence))
     if len(kept) > MAX_SLICE * n > 25:
         return _no("slice too large")
 
@@ -521,6 +554,8 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     part = analyze(blank, config, rules=rules, project=project)  # the rules the whole text gets
     if part.errors or part.skipped:
         return _no("rule error or budget")
+    if jagged and _jagged_wide(blank.context) != entry.wide:  # every forward's scope may change with it
+        return _no("what AOTI201/AOTI202 read file-wide changed")
     to_real = _Map(segments)
 
     # the affected chunks' artifacts after the edit must be ones the slice already held
