@@ -262,3 +262,19 @@ def test_a_parameter_every_caller_fills_with_a_private_folder_is_private(tmp_pat
     (root / "tool.py").write_text("from pkg.build import compile_model\ncompile_model(model, x, '/srv/models')\n")
     out = _diff(root)
     assert out.stdout == "" and "known only at run time" in out.stderr, out.stderr
+
+
+def test_files_aoti_wrote_beside_an_artifact_are_not_its_readers(tmp_path):
+    """The old aot_compile writes `<hash>.wrapper.cpp` (naming the .so) into the output folder."""
+    root = _project(tmp_path, {"run.py": """
+        import os, torch
+        so = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": os.path.abspath("artifacts/m.so")})
+        runner = torch._export.aot_load(so, "cpu")
+    """})
+    (root / "artifacts").mkdir()
+    (root / "artifacts" / "c5x.wrapper.cpp").write_text('// loads "m.so"\n')
+    (root / "artifacts" / "m.so").write_bytes(b"\x7fELF")
+    (root / "gen").mkdir()
+    (root / "gen" / "c5x.wrapper.cpp").write_text('// loads "m.so"\n')
+    out = _diff(root)
+    assert 'package_path=os.path.abspath("artifacts/m.pt2")' in out.stdout, out.stderr

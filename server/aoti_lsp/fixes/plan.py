@@ -300,7 +300,7 @@ def _named_outside_python(ctx, key: str) -> str | None:
 def _so_names(root: str, size: int = 1 << 20) -> dict[str, str]:
     """`.so` file name -> its first mention (`file:line`) in the project's non-Python text files."""
     out: dict[str, str] = {}
-    for path in _tree(root, lambda name: name.endswith(TEXT_FILES) or name in TEXT_NAMES):
+    for path in _tree(root, lambda name: (name.endswith(TEXT_FILES) or name in TEXT_NAMES) and not _generated(name)):
         try:
             if os.path.islink(path) or os.path.getsize(path) > size:
                 continue
@@ -315,12 +315,19 @@ def _so_names(root: str, size: int = 1 << 20) -> dict[str, str]:
     return out
 
 
+def _generated(name: str) -> bool:
+    """What AOTI itself writes beside an artifact (`<hash>.wrapper.cpp` names its `.so`)."""
+    return ".wrapper." in name or ".kernel." in name or name.endswith("_metadata.json")
+
+
 def _tree(root: str, wanted, most: int = 5000):
     """The project's files whose name `wanted` accepts (build, VCS and environment folders
     skipped), at most `most` of them: a bounded walk, done only where a plan asks."""
     seen = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        if any(name.endswith(".so") for name in files):
+            continue  # an artifact folder: what stands beside a .so was written with it
         for name in sorted(files):
             if wanted(name):
                 seen += 1
