@@ -214,7 +214,7 @@ class Project:
         if data is not None:  # an editor buffer, or a file a fix is rewriting: never the disk's
             return _facts_of_data(path, data)
         cache = self.__dict__.setdefault("_disk_constants", {})
-        stamp = _stamp(path)
+        stamp = file_stamp(path)
         hit = cache.get(path)
         if hit is not None and hit[0] == stamp:
             return hit[1]
@@ -227,7 +227,7 @@ class Project:
         no buffer) changed there since: results are keyed by the version, and an editor that
         watches no files (Neovim on Linux) tells the server only of the buffers it saves."""
         cache = self.__dict__.get("_disk_constants") or {}
-        changed = [p for p, (stamp, _) in list(cache.items()) if _stamp(p) != stamp]
+        changed = [p for p, (stamp, _) in list(cache.items()) if file_stamp(p) != stamp]
         for path in changed:
             del cache[path]
             self.version += 1
@@ -272,7 +272,8 @@ def _facts_of_data(path: str, data: bytes) -> dict:
         return {}
 
 
-def _stamp(path: str) -> tuple | None:
+def file_stamp(path: str) -> tuple | None:
+    """(mtime, size) of a file, None when it is gone: what says it changed on disk."""
     try:
         st = os.stat(path)
     except OSError:

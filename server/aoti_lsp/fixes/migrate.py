@@ -488,7 +488,11 @@ def _unmovable(ctx, expr: Node, here: int, there: int) -> str | None:
 
 
 def _drop_statement(src, stmt: Node) -> Edit:
-    """Delete a statement: its whole lines when it has them to itself, else the statement text."""
+    """Delete a statement: its whole lines when it has them to itself, else `pass` in its place
+    (also the only statement of a block)."""
+    siblings = [c for c in stmt.parent.named_children if c.type != "comment"]
+    if stmt.parent.type == "block" and len(siblings) == 1:
+        return Edit(stmt.start_byte, stmt.end_byte, "pass")
     lines = src.lines
     start_line, end_line = lines.line_of(stmt.start_byte), lines.line_of(stmt.end_byte)
     start = lines.starts[start_line]
@@ -625,17 +629,7 @@ def drop_import_name(src, stmt: Node, local: str | set[str]) -> Edit:
     if kept:
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return Edit(stmt.start_byte, stmt.end_byte, _code(small.with_changes(names=kept)))
-    siblings = [c for c in stmt.parent.named_children if c.type != "comment"]
-    if stmt.parent.type == "block" and len(siblings) == 1:
-        return Edit(stmt.start_byte, stmt.end_byte, "pass")
-    # delete the whole line when the statement has it to itself
-    lines = src.lines
-    start_line, end_line = lines.line_of(stmt.start_byte), lines.line_of(stmt.end_byte)
-    start = lines.starts[start_line]
-    end = lines.starts[end_line + 1] if end_line + 1 < lines.line_count else len(src.data)
-    if src.data[start : stmt.start_byte].strip() or src.data[stmt.end_byte : end].strip():
-        return Edit(stmt.start_byte, stmt.end_byte, "pass")
-    return Edit(start, end, "")
+    return _drop_statement(src, stmt)
 
 
 def _import_point(src) -> Edit:

@@ -32,7 +32,7 @@ from aoti_lsp.lsp.refresh import Sent
 from aoti_lsp.lsp import guards, notebooks
 from aoti_lsp.lsp.protocol import LOST_CHANGE, StdinFrames
 from aoti_lsp.positions import LineIndex
-from aoti_lsp.project import Project, summarize, summarizers
+from aoti_lsp.project import Project, file_stamp, summarize, summarizers
 from aoti_lsp.project_fix import fix_project
 from aoti_lsp.rules import all_rules
 from aoti_lsp.source import Source, SourceError, decode_check
@@ -361,7 +361,7 @@ class AotiServer(LanguageServer):
         multi-file fix wrote. True when a summary changed."""
         changed = False
         for path, stamp in list(self.disk_stamps.items()):
-            now = _stamp(path)
+            now = file_stamp(path)
             if now != stamp and not self.is_open(path):
                 self.disk_stamps[path] = now
                 changed |= self.update_summary(path, _disk_source(path))
@@ -391,21 +391,13 @@ class AotiServer(LanguageServer):
                 await asyncio.sleep(0)
                 if not self.is_open(path):  # the editor's buffer wins over the disk
                     changed |= self.project.update(os.path.abspath(path), summary)
-                    self.disk_stamps[os.path.abspath(path)] = _stamp(path)
+                    self.disk_stamps[os.path.abspath(path)] = file_stamp(path)
                     entry = cache.entries.get(cache.rel(path))
                     if entry is not None:  # a buffer opened on the same text needs no summary of its own
                         self.summarized_from[os.path.abspath(path)] = (entry.hash, _plain(cfg))
         log.info("workspace index done (project version %d)", self.project.version)
         if changed:
             self.refresh_all()
-
-
-def _stamp(path: str) -> tuple | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
 
 
 def _plain(cfg: configmod.Config) -> configmod.Config:
