@@ -52,3 +52,15 @@ def test_setup_refuses_to_start_on_a_full_disk():
     for target in ("$(VENV)/.tool:", "$(VENV)/.installed:", "$(VENV_NEXT)/.installed:", "setup-editors:"):
         recipe = make.split("\n" + target, 1)[1].split("\n\n", 1)[0]
         assert "scripts/need-disk.sh" in recipe.split("\n")[1], target  # the recipe's first step
+
+
+def test_the_demo_shows_the_migration_from_inside_this_repository():
+    """`make demo` runs `--diff --unsafe-fixes examples/deprecated_api.py` in this repository, whose
+    test data name `scale.so` too (goldens): data files are not readers of the artifact."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "--diff", "--unsafe-fixes",
+                          "examples/deprecated_api.py"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr
+    assert '"artifacts", "scale.pt2")' in out.stdout and "aoti_compile_and_package(" in out.stdout, out.stderr

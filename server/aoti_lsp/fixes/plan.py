@@ -275,9 +275,10 @@ def _plan(ctx, call: Node) -> Plan:
     return plan
 
 
-# files other programs read the artifact through (build and run scripts, C++ sources, docs)
+# files other programs read the artifact through (build and run scripts, C++ sources, deployment
+# files, docs' run commands); data files (.json, .txt, test goldens) name it without reading it
 TEXT_FILES = (".sh", ".bash", ".mk", ".cmake", ".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hpp", ".rs", ".go",
-              ".java", ".js", ".ts", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".txt", ".md", ".rst")
+              ".java", ".yaml", ".yml", ".md", ".rst")
 TEXT_NAMES = ("Makefile", "makefile", "GNUmakefile", "Dockerfile", "CMakeLists.txt", "Justfile")
 SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".aoti_lsp_cache",
              ".tox", ".mypy_cache", ".pytest_cache", "site-packages"}
