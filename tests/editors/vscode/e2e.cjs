@@ -149,8 +149,11 @@ async function run(page, shot) {
     const settings = JSON.parse(fs.readFileSync(settingsPath, 'utf8'));
     settings['aoti-lsp.ignore'] = ['AOTI002'];
     fs.writeFileSync(settingsPath, JSON.stringify(settings, null, 2));
-    await page.waitForFunction(() => !(document.querySelector('.markers-panel')?.textContent || '').includes('AOTI002'));
+    // (by the entries' code links: AOTI101's related information names the deprecated loader, AOTI002)
+    await page.waitForFunction(() => ![...document.querySelectorAll('.markers-panel a')]
+        .some((a) => a.textContent.trim() === 'AOTI002'));
     result.problemsIgnoring = await page.$$eval('.markers-panel .monaco-list-row', (rows) => rows.map((r) => r.textContent.trim()));
+    result.codesIgnoring = await page.$$eval('.markers-panel a', (links) => links.map((a) => a.textContent.trim()));
     step('ignore setting');
 
     // The "Fix all" command on a file with a safe fix (an unused deprecated import).
