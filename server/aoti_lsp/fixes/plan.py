@@ -419,17 +419,24 @@ def _mentioning(ctx, word: str):
     root = getattr(project, "root", None) if project is not None else None
     if not root:
         return
-    here, data = os.path.abspath(ctx.source.path), word.encode()
+    here = os.path.abspath(ctx.source.path)
+    # the tree is read once per project version (the editor plans on every analysis)
+    for path in project.memo(f"spelling {root} {word}", lambda: _spelling(root, word.encode())):
+        other = project.context(path) if path != here else None
+        if other is not None:
+            yield other
+
+
+def _spelling(root: str, data: bytes) -> list[str]:
+    out = []
     for path in _tree(root, lambda name: name.endswith(".py")):
         try:
             with open(path, "rb") as fh:
-                if path == here or data not in fh.read(4 << 20):
-                    continue
+                if data in fh.read(4 << 20):
+                    out.append(path)
         except OSError:
             continue
-        other = project.context(path)
-        if other is not None:
-            yield other
+    return out
 
 
 def _value_loads(ctx, site, strict: bool = True) -> list[Member]:
