@@ -29,10 +29,10 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
 
-    from aoti_lsp.config import Config
-    from aoti_lsp.engine import analyze
-    from aoti_lsp.project import Project, summarize
-    from aoti_lsp.source import Source
+    from aoti_lsp.project.config import Config
+    from aoti_lsp.analysis.engine import analyze
+    from aoti_lsp.project.project import Project, summarize
+    from aoti_lsp.analysis.source import Source
 
     if args.no_migration:
         from aoti_lsp.fixes.migrate import CannotFix

@@ -4,7 +4,7 @@ tests/test_rules_meta.py fails when they are out of date: run `python scripts/ge
 import sys
 from pathlib import Path
 
-from aoti_lsp.docs import index, render
+from aoti_lsp.cli.docs import index, render
 from aoti_lsp.rules import all_rules
 
 ROOT = Path(__file__).resolve().parents[1]

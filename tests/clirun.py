@@ -1,6 +1,6 @@
 """Running the CLI in-process, as the CLI tests do."""
 
-from aoti_lsp.cli import main
+from aoti_lsp.cli.main import main
 
 
 def run(capsys, *args):

@@ -22,10 +22,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from aoti_lsp.config import Config, parse
-from aoti_lsp.engine import analyze
-from aoti_lsp.files import rooted
-from aoti_lsp.source import Source
+from aoti_lsp.project.config import Config, parse
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.project.files import rooted
+from aoti_lsp.analysis.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
@@ -63,7 +63,7 @@ def config_for(root: Path) -> Config:
 
 def check_unit(root: Path, files: list[Path]) -> dict:
     """{"check": {file: results}, "alone": {file: results}} of one unit."""
-    from aoti_lsp import runner
+    from aoti_lsp.project import runner
 
     cfg = config_for(root)
     paths = [str(f) for f in files]

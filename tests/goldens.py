@@ -15,12 +15,12 @@ import os
 import zipfile
 from pathlib import Path
 
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
-from aoti_lsp.fixer import fix_source
-from aoti_lsp.positions import UTF32
-from aoti_lsp.project import Project, summarize
-from aoti_lsp.source import Source
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.fixes.fixer import fix_source
+from aoti_lsp.analysis.positions import UTF32
+from aoti_lsp.project.project import Project, summarize
+from aoti_lsp.analysis.source import Source
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lsp import cache as cachemod
-from aoti_lsp import cli, source
-from aoti_lsp.config import Config
-from aoti_lsp.files import by_root, find_root, project_files
+from aoti_lsp.project import cache as cachemod
+from aoti_lsp.cli import main as cli
+from aoti_lsp.analysis import source
+from aoti_lsp.project.config import Config
+from aoti_lsp.project.files import by_root, find_root, project_files
 
 PROJECTS = Path(__file__).parent / "projects"
 
@@ -209,7 +210,7 @@ def _poison(folder: Path) -> None:
 def _cfg(folder: Path) -> Config:
     from dataclasses import replace
 
-    from aoti_lsp import config as configmod
+    from aoti_lsp.project import config as configmod
 
     return replace(configmod.load(str(folder)), root=str(folder))
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lsp import cache as cachemod
-from aoti_lsp import cli
+from aoti_lsp.project import cache as cachemod
+from aoti_lsp.cli import main as cli
 
 PROJECTS = Path(__file__).parent / "projects"
 CROSS = [("app.py", 12, "AOTI102")]
@@ -111,7 +111,7 @@ def test_a_cache_file_over_the_cap_is_not_read(project, monkeypatch, capsys, cap
     decoded = []
     real = cachemod.plaindata.loads
     monkeypatch.setattr(cachemod.plaindata, "loads", lambda blob: decoded.append(len(blob)) or real(blob))
-    with caplog.at_level("INFO", logger="aoti_lsp.cache"):
+    with caplog.at_level("INFO", logger="aoti_lsp.project.cache"):
         assert check(capsys, ".") == (1, CROSS)
     assert decoded == [] and "is over" in caplog.text  # refused from its size
     monkeypatch.setattr(cachemod, "MAX_BYTES", path.stat().st_size)

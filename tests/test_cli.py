@@ -154,7 +154,7 @@ def test_console_script_and_serve_arguments():
 def test_check_does_not_import_pygls_or_torch(proj):
     """pygls and torch never; libcst (~150 ms) only once a fix's edits are needed: not for the
     text output, which shows a fix's title only (findings.LazyFix), but for JSON, which holds them."""
-    code = ("import sys; from aoti_lsp.cli import main; rc = main(['--check', '-q', '.', *sys.argv[1:]]);"
+    code = ("import sys; from aoti_lsp.cli.main import main; rc = main(['--check', '-q', '.', *sys.argv[1:]]);"
             "print(sorted(m for m in ('pygls', 'torch', 'libcst') if m in sys.modules)); sys.exit(rc)")
     (proj / "ok.py").write_text(CLEAN + "# aot_compile is mentioned, but never called\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=proj)

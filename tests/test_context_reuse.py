@@ -11,9 +11,9 @@ import os
 import differential as d
 import pytest
 
-from aoti_lsp.engine import analyze
-from aoti_lsp.project import Project, summarize
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.project.project import Project, summarize
+from aoti_lsp.analysis.source import Source
 
 UNITS = [u for u in d.units() if len(u[2]) > 1 or "projects/" in u[0]]
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from clirun import run
 
-from aoti_lsp.config import Config, ConfigError, parse
+from aoti_lsp.project.config import Config, ConfigError, parse
 
 DEPRECATED = "import torch\nso = torch._export.aot_compile(m, (x,))\n"
 # AOTI101 (an error) and AOTI102, with evidence on the same line
@@ -220,7 +220,7 @@ def test_rule_pages_say_which_torch_they_were_measured_on():
     import re
     from pathlib import Path
 
-    from aoti_lsp import docs
+    from aoti_lsp.cli import docs
     from aoti_lsp.rules import all_rules
 
     root = Path(__file__).resolve().parents[1]
@@ -244,8 +244,8 @@ def test_messages_are_short():
 
 
 def test_aoti102_message_agrees_with_its_fix():
-    from aoti_lsp.engine import analyze
-    from aoti_lsp.source import Source
+    from aoti_lsp.analysis.engine import analyze
+    from aoti_lsp.analysis.source import Source
 
     text = ('import torch\nep = torch.export.export(M(), (torch.randn(4, 16, device="cuda"),))\n'
             'runner = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))\n'
@@ -261,8 +261,8 @@ def test_no_self_in_a_placeholder_outside_a_method():
     `self` exists; the empty-value placeholders name what to supply instead."""
     from pathlib import Path
 
-    from aoti_lsp.engine import analyze
-    from aoti_lsp.source import Source
+    from aoti_lsp.analysis.engine import analyze
+    from aoti_lsp.analysis.source import Source
 
     path = Path(__file__).resolve().parents[1] / "examples" / "jagged_serving.py"
     found = analyze(Source(path.read_bytes(), str(path)), Config()).findings

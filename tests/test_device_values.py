@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lsp.config import Config
-from aoti_lsp.devices import CUDA_211, MEASURED, analysis
-from aoti_lsp.engine import Context, analyze
-from aoti_lsp.project import Project, summarize
-from aoti_lsp.source import Source
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.devices import CUDA_211, MEASURED, analysis
+from aoti_lsp.analysis.engine import Context, analyze
+from aoti_lsp.project.project import Project, summarize
+from aoti_lsp.analysis.source import Source
 
 SHARED = Path(os.environ.get("AOTI_SHARED_DIR") or Path(__file__).resolve().parents[1].parent / "shared")
 RUNS = SHARED / "fixtures" / "cuda" / "runs" / "facts-torch2.11-cu130-h200.json"

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lsp.config import Config
-from aoti_lsp.devices import CODES, analysis
-from aoti_lsp.engine import Context, analyze
-from aoti_lsp.project import Project, summarize
-from aoti_lsp.pt2 import MAX_METADATA, read_package
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.devices import CODES, analysis
+from aoti_lsp.analysis.engine import Context, analyze
+from aoti_lsp.project.project import Project, summarize
+from aoti_lsp.analysis.pt2 import MAX_METADATA, read_package
 from aoti_lsp.rules import rule_by_code
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.source import Source
 
 REPO = Path(__file__).resolve().parents[1]
 from goldens import REAL_CUDA_PACKAGE as CUDA_PACKAGE  # noqa: E402  (AOTI_SHARED_DIR moves ../shared)

@@ -1,9 +1,9 @@
 """Engine guarantees: a broken rule is reported, never fatal; triggers gate parsing."""
 
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
 from aoti_lsp.rules import Rule, all_rules
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.source import Source
 
 CODE = "import torch\nso = torch._export.aot_compile(m, (x,))\n"
 
@@ -32,7 +32,8 @@ def test_no_trigger_no_parse():
 
 
 def test_broken_rule_in_the_cli_exits_2(tmp_path, monkeypatch, capsys):
-    from aoti_lsp import cli, engine
+    from aoti_lsp.cli import main as cli
+    from aoti_lsp.analysis import engine
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.py").write_text(CODE)

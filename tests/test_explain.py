@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from aoti_lsp import explain, inspect_pkg, pt2
+from aoti_lsp.triage import explain, inspect_pkg
+from aoti_lsp.analysis import pt2
 from pkgs import PACKAGES, SHARED_PT2, build
 
 CUDA_LOG = ("/tmp/torchinductor_root/ab/cabc.py:37: unknown: block: [0,0,0], thread: [5,0,0] "

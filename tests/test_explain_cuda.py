@@ -15,8 +15,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from aoti_lsp import explain
-from aoti_lsp.explain import INPUT_DEVICE, LOAD_DEVICE, SHAPE
+from aoti_lsp.triage import explain
+from aoti_lsp.triage.explain import INPUT_DEVICE, LOAD_DEVICE, SHAPE
 from pkgs import PACKAGES, build
 
 CUDA = PACKAGES / "cuda"

@@ -6,11 +6,11 @@ import signal
 import textwrap
 
 
-from aoti_lsp import names
-from aoti_lsp.config import Config
-from aoti_lsp.engine import Context, analyze
-from aoti_lsp.project import Project, summarize
-from aoti_lsp.source import Source
+from aoti_lsp.analysis import names
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import Context, analyze
+from aoti_lsp.project.project import Project, summarize
+from aoti_lsp.analysis.source import Source
 
 
 def facts(text, path="<string>", project=None):
@@ -217,8 +217,8 @@ def test_string_values_read_off_the_text_are_what_python_reads():
     ast.literal_eval says (or None where Python rejects the literal)."""
     import ast
 
-    from aoti_lsp.facts import string_value
-    from aoti_lsp.source import descendants
+    from aoti_lsp.analysis.facts import string_value
+    from aoti_lsp.analysis.source import descendants
 
     literals = ["'a'", '"m.pt2"', "''", '""', "''''''", "'''a\nb'''", '"""a"b"""', "r'a\\b'", "R'x'", "u'é'",
                 "U'x'", "'a\\'b'", "'a\\nb'", "'''a\r\nb'''", "\"tab\there\"", "'caf\u00e9 \u2603'", "rb'x'", "f'x'",
@@ -264,7 +264,7 @@ def test_text_scans_stay_flat_when_the_sites_grow():
     value is assigned to made the cost quadratic: twice the sites, twice the names, each a scan of
     twice the text."""
     import differential
-    from aoti_lsp import source
+    from aoti_lsp.analysis import source
 
     def scans(sites):
         path = "/project/big.py"

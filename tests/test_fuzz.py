@@ -17,13 +17,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from aoti_lsp import budget
-from aoti_lsp.cli import main
-from aoti_lsp.engine import analyze
-from aoti_lsp.fixer import fix_source
-from aoti_lsp.layout import BOM, compile_error, header_end
-from aoti_lsp.positions import LineIndex
-from aoti_lsp.source import Source
+from aoti_lsp.analysis import budget
+from aoti_lsp.cli.main import main
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.fixes.fixer import fix_source
+from aoti_lsp.fixes.layout import BOM, compile_error, header_end
+from aoti_lsp.analysis.positions import LineIndex
+from aoti_lsp.analysis.source import Source
 
 LONG = os.environ.get("AOTI_FUZZ") == "long"
 FUZZ = settings(
@@ -187,7 +187,7 @@ def test_shared_artifacts_never_pass(tmp_path_factory, n, shared, compile_):
 def test_a_planted_cache_never_reaches_outside(tmp_path_factory, entries, shape):
     """Whatever a repository ships as `.aoti_lsp_cache`, nothing outside the project changes and
     the run ends with its findings."""
-    from aoti_lsp import cache as cachemod
+    from aoti_lsp.project import cache as cachemod
 
     base = tmp_path_factory.mktemp("planted")
     outside, project = base / "outside", base / "proj"
@@ -237,7 +237,7 @@ def test_zip64_end_records_never_smuggle_entries(tmp_path_factory, real, plain_n
     import time
     import zipfile
 
-    from aoti_lsp import pt2
+    from aoti_lsp.analysis import pt2
 
     path = tmp_path_factory.mktemp("zip64") / "m.pt2"
     with zipfile.ZipFile(path, "w") as zf:

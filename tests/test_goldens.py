@@ -1,8 +1,8 @@
 import pytest
 
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
-from aoti_lsp.source import Source
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.source import Source
 from goldens import FIXTURES, cases, check_file, check_project, fix_file
 
 CASES = list(cases())

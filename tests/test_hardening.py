@@ -13,14 +13,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from aoti_lsp import budget
-from aoti_lsp.cli import main
-from aoti_lsp.engine import analyze
-from aoti_lsp.findings import Edit
-from aoti_lsp.fixer import apply_edits, fix_source
-from aoti_lsp.layout import adapt, compile_error, header_end
-from aoti_lsp.positions import LineIndex
-from aoti_lsp.source import Source
+from aoti_lsp.analysis import budget
+from aoti_lsp.cli.main import main
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.findings import Edit
+from aoti_lsp.fixes.fixer import apply_edits, fix_source
+from aoti_lsp.fixes.layout import adapt, compile_error, header_end
+from aoti_lsp.analysis.positions import LineIndex
+from aoti_lsp.analysis.source import Source
 
 # the migration inserts `import torch` at the top of the file (no module-level import to go under);
 # compile and load of one artifact: they migrate together (a loader alone would be half a migration)
@@ -178,7 +178,7 @@ def test_a_symlink_alias_in_the_tree_is_one_file(tmp_path, monkeypatch, capsys):
 
 
 def test_a_group_left_unwritten_names_the_others(tmp_path):
-    from aoti_lsp.cli import _nor
+    from aoti_lsp.cli.main import _nor
 
     assert _nor(["a.py", "c.py"], "c.py: read-only file, not fixed") == " (nor a.py: they change together)"
     assert _nor(["a.py", "aa.py"], "aa.py: changed on disk") == " (nor a.py: they change together)"
@@ -297,7 +297,7 @@ def test_no_context_outlives_its_analysis():
     every Context (source, tree) ever analysed stayed alive."""
     import gc
 
-    from aoti_lsp.engine import Context
+    from aoti_lsp.analysis.engine import Context
 
     text = b"import torch\nso = torch._export.aot_compile(m, (torch.randn(2, device='cuda'),))\nr = torch._export.aot_load(so, 'cpu')\ny = r(x.cpu())\n"
     def alive() -> int:

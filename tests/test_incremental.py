@@ -14,10 +14,10 @@ from pathlib import Path
 import inprocess
 from differential import generated_source
 import pytest
-from aoti_lsp import incremental
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
-from aoti_lsp.source import Source
+from aoti_lsp.analysis import incremental
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
-from aoti_lsp.findings import Applicability
-from aoti_lsp.fixer import apply_edits, fix_source
-from aoti_lsp.project import Project, summarize
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.findings import Applicability
+from aoti_lsp.fixes.fixer import apply_edits, fix_source
+from aoti_lsp.project.project import Project, summarize
 from aoti_lsp.rules import rule_by_code
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.source import Source
 
 RULES = [rule_by_code("AOTI201"), rule_by_code("AOTI202")]
 

@@ -15,14 +15,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from aoti_lsp import config as configmod
-from aoti_lsp import findings as findingsmod
-from aoti_lsp import runner
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
-from aoti_lsp.findings import Edit, Fix, FixStub, LazyFix, portable
-from aoti_lsp.project import Project, summarize
-from aoti_lsp.source import Source
+from aoti_lsp.project import config as configmod
+from aoti_lsp.analysis import findings as findingsmod
+from aoti_lsp.project import runner
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.findings import Edit, Fix, FixStub, LazyFix, portable
+from aoti_lsp.project.project import Project, summarize
+from aoti_lsp.analysis.source import Source
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -74,9 +74,9 @@ def eager(monkeypatch):
 
 @pytest.fixture
 def no_build_errors(caplog):
-    caplog.set_level(logging.ERROR, logger="aoti_lsp.findings")
+    caplog.set_level(logging.ERROR, logger="aoti_lsp.analysis.findings")
     yield
-    assert not [r for r in caplog.records if r.name == "aoti_lsp.findings"], caplog.text
+    assert not [r for r in caplog.records if r.name == "aoti_lsp.analysis.findings"], caplog.text
 
 
 def _files(folder: Path) -> list[Path]:
@@ -283,10 +283,10 @@ def test_call_shapes_refuse_as_they_should(no_build_errors, tmp_path):
 # -- a build that fails after its preflight passed ---------------------------------------------------
 def test_a_fix_that_cannot_be_built_is_no_fix(monkeypatch, caplog, tmp_path):
     """A preflight bug: the build raises. It is logged; --fix skips it; JSON shows no fix."""
-    from aoti_lsp.fixer import fix_source
+    from aoti_lsp.fixes.fixer import fix_source
     from aoti_lsp.fixes import migrate
     from aoti_lsp.fixes.migrate import CannotFix
-    from aoti_lsp.reporters import to_json
+    from aoti_lsp.cli.reporters import to_json
 
     def broken(*args, **kwargs):
         raise CannotFix("a reason the preflight missed")
@@ -297,7 +297,7 @@ def test_a_fix_that_cannot_be_built_is_no_fix(monkeypatch, caplog, tmp_path):
     result = analyze(source, Config())
     fixes = [f.fix for f in result.findings if f.fix is not None]
     assert fixes and all(isinstance(f, LazyFix) and not f.built for f in fixes)
-    caplog.set_level(logging.ERROR, logger="aoti_lsp.findings")
+    caplog.set_level(logging.ERROR, logger="aoti_lsp.analysis.findings")
     assert fixes[0].resolve() is None and fixes[0].edits == () and "a reason the preflight missed" in fixes[0].failed
     assert "could not be built" in caplog.text
     assert [j["fix"] for j in to_json([(f, source) for f in result.findings])] == [None, None]
@@ -353,8 +353,8 @@ def test_a_text_check_never_imports_libcst(tmp_path):
 def test_the_cache_never_serves_stubs_to_an_output_that_needs_edits(tmp_path, monkeypatch, capsys):
     """A text run caches results without edits (stubs); a JSON run after it checks again and
     caches them with edits; from then on both are served from the cache."""
-    from aoti_lsp import cache as cachemod
-    from aoti_lsp.cli import main
+    from aoti_lsp.project import cache as cachemod
+    from aoti_lsp.cli.main import main
 
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
     (tmp_path / "m.py").write_text(HEAD + SHAPES["ok"] + SHAPES["unused import"])

@@ -139,9 +139,9 @@ def test_a_load_on_another_device_blocks_the_migration_and_stays_reported(tmp_pa
 
 def test_a_load_on_another_device_offers_the_two_ways_out():
     """Load (and feed) on the compile device, or compile for the load device: both editor-only."""
-    from aoti_lsp.engine import analyze
-    from aoti_lsp.fixer import apply_edits
-    from aoti_lsp.source import Source
+    from aoti_lsp.analysis.engine import analyze
+    from aoti_lsp.fixes.fixer import apply_edits
+    from aoti_lsp.analysis.source import Source
 
     text = ('import torch\nmodel = MyModel().cuda()\nx = torch.randn(2, 10, device="cuda")\n'
             'so = torch._export.aot_compile(model, (x,))\nrunner = torch._export.aot_load(so, "cpu")\n')

@@ -7,10 +7,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
 from aoti_lsp.fixes import plan as planmod
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.source import Source
 
 MODEL = """
     import torch

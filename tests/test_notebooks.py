@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aoti_lsp import notebook
+from aoti_lsp.project import notebook
 from clirun import run
 
 HERE = Path(__file__).parent / "notebooks"

@@ -21,13 +21,13 @@ import differential as d
 import inprocess
 import pytest
 
-from aoti_lsp import incremental, outline, statements
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
+from aoti_lsp.analysis import incremental, outline, statements
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
 from aoti_lsp.lsp.documents import Document
-from aoti_lsp.names import Scope, _read_statement, read_scope
-from aoti_lsp.project import Project, summarize
-from aoti_lsp.source import Source, parse_text, parser
+from aoti_lsp.analysis.names import Scope, _read_statement, read_scope
+from aoti_lsp.project.project import Project, summarize
+from aoti_lsp.analysis.source import Source, parse_text, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lsp import budget, generated, inspect_pkg, pt2, triage_cli
-from aoti_lsp.pt2 import ModelSources
+from aoti_lsp.analysis import budget, pt2
+from aoti_lsp.triage import generated, inspect_pkg
+from aoti_lsp.cli import triage as triage_cli
+from aoti_lsp.analysis.pt2 import ModelSources
 
 META = "pkg/data/aotinductor/model/abc.wrapper_metadata.json"
 

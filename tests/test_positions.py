@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aoti_lsp.positions import UTF8, UTF16, UTF32, LineIndex
+from aoti_lsp.analysis.positions import UTF8, UTF16, UTF32, LineIndex
 
 TEXT = st.text(alphabet=st.sampled_from(list("ab \n\r\té😀中")), max_size=60)
 
@@ -63,7 +63,7 @@ def test_line_ends_are_what_the_ending_regex_finds(text, data):
     """_ends (split and running sums where no "\\r" is in the range) finds the ends the regex finds."""
     import re
 
-    from aoti_lsp.positions import _ends
+    from aoti_lsp.analysis.positions import _ends
 
     raw = text.encode()
     lo = data.draw(st.integers(0, len(raw)))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lsp import pt2
+from aoti_lsp.analysis import pt2
 
 META = "pkg/data/aotinductor/model/abc.wrapper_metadata.json"
 

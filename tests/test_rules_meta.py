@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
 from aoti_lsp.rules import all_rules
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.source import Source
 
 RULES = all_rules()
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,12 +15,12 @@ from pathlib import Path
 import inprocess
 from differential import generated_source
 import pytest
-from aoti_lsp import slice as slice_mod
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
-from aoti_lsp.project import Project, summarize
-from aoti_lsp.findings import LazyFix
-from aoti_lsp.source import Source
+from aoti_lsp.analysis import slice as slice_mod
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.project.project import Project, summarize
+from aoti_lsp.analysis.findings import LazyFix
+from aoti_lsp.analysis.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
 AOTI_LINE = re.compile(r"aot|torch\.|runner|export|forward|lengths|package|\.pt2|\.so\b")
@@ -231,7 +231,7 @@ def test_server_diagnostics_of_sliced_edits_match_a_fresh_server():
     """The editor's path: a sliced result's diagnostics keep the old ones of the findings it
     moved (lsp/convert.moved_diagnostics, `origin`) and make the others: each must equal what a
     fresh server computes."""
-    from aoti_lsp import incremental
+    from aoti_lsp.analysis import incremental
     from lsprotocol import types
 
     text = generated_source(120, 2500)

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from aoti_lsp import reporters
-from aoti_lsp.engine import analyze
-from aoti_lsp.source import Source
+from aoti_lsp.cli import reporters
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.source import Source
 
 SOURCE = "import torch\nr = torch._inductor.aoti_load_package('\\ud800.so')\n"
 FORMATS = ["text", "json", "sarif", "github"]

@@ -6,8 +6,8 @@ import weakref
 
 from lsprotocol import types
 
-from aoti_lsp import incremental
-from aoti_lsp import slice as slice_mod
+from aoti_lsp.analysis import incremental
+from aoti_lsp.analysis import slice as slice_mod
 from aoti_lsp.lsp import server as srv
 
 TEXT = ("import torch\nX = 'm{k}.so'\nso = torch._export.aot_compile(m, (x,), "

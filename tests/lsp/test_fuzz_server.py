@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from aoti_lsp.lsp.documents import Document
-from aoti_lsp.positions import LineIndex
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.positions import LineIndex
+from aoti_lsp.analysis.source import Source
 from test_malformed import _read, _response, _send
 
 LONG = os.environ.get("AOTI_FUZZ") == "long"

@@ -8,10 +8,10 @@ from differential import generated_source
 from helpers import is_pull, open_doc
 from lsprotocol import types
 
-from aoti_lsp import outline
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
-from aoti_lsp.source import Source
+from aoti_lsp.analysis import outline
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.source import Source
 
 async def _diagnostics(client, uri, timeout: float = 30.0) -> list:
     """The diagnostics the editor shows now: a pull client asks; a push client has the last

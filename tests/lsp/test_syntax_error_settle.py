@@ -78,8 +78,8 @@ async def test_an_unclosed_bracket_settles_to_what_a_full_analysis_finds(client)
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, TEXT)))
     await _codes_until(client, uri, want=True)
 
-    from aoti_lsp.engine import analyze
-    from aoti_lsp.source import Source
+    from aoti_lsp.analysis.engine import analyze
+    from aoti_lsp.analysis.source import Source
 
     line = TEXT.splitlines().index("    total = 0")
     col = len("    total = ")

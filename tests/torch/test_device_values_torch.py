@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lsp.devices import MEASURED
+from aoti_lsp.analysis.devices import MEASURED
 
 pytestmark = pytest.mark.torch
 REPO = Path(__file__).resolve().parents[2]

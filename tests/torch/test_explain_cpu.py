@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lsp import explain, inspect_pkg
+from aoti_lsp.triage import explain, inspect_pkg
 from pkgs import PACKAGES
 
 pytestmark = pytest.mark.torch

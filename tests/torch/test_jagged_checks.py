@@ -23,9 +23,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
-from aoti_lsp.source import Source
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.source import Source
 
 pytestmark = pytest.mark.torch
 

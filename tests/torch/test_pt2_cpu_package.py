@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
-from aoti_lsp.pt2 import read_package
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.pt2 import read_package
 from aoti_lsp.rules import rule_by_code
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.source import Source
 
 pytestmark = pytest.mark.torch
 REPO = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ def test_device_read_without_torch(package):
     assert device == "cpu"
     assert entry.endswith("wrapper_metadata.json") and "/data/aotinductor/model/" in entry
     # and in a fresh interpreter, without importing torch at all
-    code = ("import sys; from aoti_lsp.pt2 import read_package; d = read_package(sys.argv[1]).device()[0]; "
+    code = ("import sys; from aoti_lsp.analysis.pt2 import read_package; d = read_package(sys.argv[1]).device()[0]; "
             "assert 'torch' not in sys.modules; print(d)")
     res = subprocess.run([sys.executable, "-c", code, str(package)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr

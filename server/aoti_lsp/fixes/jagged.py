@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from aoti_lsp.findings import Applicability, Edit, Fix
-from aoti_lsp.jagged import (
+from aoti_lsp.analysis.findings import Applicability, Edit, Fix
+from aoti_lsp.analysis.jagged import (
     CallSite,
     Flow,
     Model,
@@ -38,8 +38,8 @@ from aoti_lsp.jagged import (
     text,
     unparen,
 )
-from aoti_lsp.names import IMPORT, dotted_parts
-from aoti_lsp.source import parser
+from aoti_lsp.analysis.names import IMPORT, dotted_parts
+from aoti_lsp.analysis.source import parser
 
 
 class CannotFix(Exception):
@@ -340,7 +340,7 @@ class Shapes:
 
 def _sliced(value: Shape, sl: Node) -> Shape | None:
     """`x[1:]` / `x[:-1]` (one element fewer, never below 0) and `x[:]` of a known first dim."""
-    from aoti_lsp.jagged import slice_parts
+    from aoti_lsp.analysis.jagged import slice_parts
 
     start, stop, step = slice_parts(sl)
     if step is not None or not value.dims or value.dims[0][0] != "d":
@@ -451,7 +451,7 @@ def empty_value(ctx, flow: Flow, target: Target, guard: list[str]) -> Code:
 
 
 def _returns(target: Target) -> list[Node]:
-    from aoti_lsp.jagged import walk
+    from aoti_lsp.analysis.jagged import walk
 
     return [n for n in walk(target.body) if n.type == "return_statement"]
 
@@ -789,7 +789,7 @@ def _only_inputs(ctx, flow: Flow, node: Node) -> None:
 
 def _already(flow: Flow, site: CallSite, cond: Node | None, args: dict[str, str]) -> bool:
     """The call already sits behind a check of the same inputs."""
-    from aoti_lsp.jagged import empty_tests
+    from aoti_lsp.analysis.jagged import empty_tests
 
     if cond is None:
         return False

@@ -25,8 +25,8 @@ from tree_sitter import Node
 if TYPE_CHECKING:
     import libcst as cst
 
-from aoti_lsp.findings import Applicability, Edit, Fix
-from aoti_lsp.names import DEF, IMPORT, dotted_parts
+from aoti_lsp.analysis.findings import Applicability, Edit, Fix
+from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts
 
 EXPORT = "torch.export.export"
 # calls that return an ExportedProgram: `X.module()` of one is compiled as `X`, never re-exported

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from aoti_lsp import findings
-from aoti_lsp.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF
-from aoti_lsp.findings import Applicability, Edit, Fix, LazyFix
+from aoti_lsp.analysis import findings
+from aoti_lsp.analysis.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF
+from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.fixes.migrate import (
     CannotFix,
     Unsure,
@@ -712,7 +712,7 @@ def _reads_as_path(ctx, ident: Node) -> bool:
 def _device_conflicts(plan: Plan) -> list[str]:
     """Loader devices that the migration would drop although they disagree with the device the
     artifact was compiled for (as AOTI101 sees it)."""
-    from aoti_lsp.devices import analysis
+    from aoti_lsp.analysis.devices import analysis
 
     out = []
     for member in plan.loads:

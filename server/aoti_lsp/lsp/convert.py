@@ -14,12 +14,12 @@ from functools import lru_cache
 
 from lsprotocol import types
 
-from aoti_lsp.findings import Edit, Finding, Fix, LazyFix, Severity, plain_text, severity_of
-from aoti_lsp.layout import adapt
-from aoti_lsp.noqa import add_code
-from aoti_lsp.positions import LineIndex
+from aoti_lsp.analysis.findings import Edit, Finding, Fix, LazyFix, Severity, plain_text, severity_of
+from aoti_lsp.fixes.layout import adapt
+from aoti_lsp.analysis.noqa import add_code
+from aoti_lsp.analysis.positions import LineIndex
 from aoti_lsp.rules import rule_by_code
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.source import Source
 
 SOURCE = "aoti-lsp"
 _SEVERITY = {

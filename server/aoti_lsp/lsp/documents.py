@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from aoti_lsp import budget
-from aoti_lsp.positions import LineIndex
-from aoti_lsp.source import Source, parse_text, parser
+from aoti_lsp.analysis import budget
+from aoti_lsp.analysis.positions import LineIndex
+from aoti_lsp.analysis.source import Source, parse_text, parser
 
 _PARSER = parser()
 

@@ -8,8 +8,8 @@ import logging
 
 from lsprotocol import types
 
-from aoti_lsp import budget
-from aoti_lsp.engine import Result
+from aoti_lsp.analysis import budget
+from aoti_lsp.analysis.engine import Result
 from aoti_lsp.lsp.convert import SOURCE
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from aoti_lsp.devices import measured, measured_in
-from aoti_lsp.findings import tier
-from aoti_lsp.envvars import VARIABLES, hover_text, string_value
+from aoti_lsp.analysis.devices import measured, measured_in
+from aoti_lsp.analysis.findings import tier
+from aoti_lsp.analysis.envvars import VARIABLES, hover_text, string_value
 from aoti_lsp.rules import rule_by_code
 
 RUNTIME_VARS = "`AOTI_RUNTIME_CHECK_INPUTS=1` (input checks), `CUDA_LAUNCH_BLOCKING=1` (CUDA: the failing kernel)"
@@ -40,7 +40,7 @@ class Site:
 
 def site_at(ctx, at: int) -> Site | None:
     """The one adapter over devices.analysis (being refactored): the innermost AOTI site at `at`."""
-    from aoti_lsp import devices
+    from aoti_lsp.analysis import devices
 
     a = devices.analysis(ctx)
     found: list[Site] = []
@@ -148,7 +148,7 @@ def replacement(source, fix, data_of=None) -> str | None:
 
 def _preview(data: bytes, edits, snippet: bool) -> str:
     from aoti_lsp.lsp.convert import plain_text
-    from aoti_lsp.positions import LineIndex
+    from aoti_lsp.analysis.positions import LineIndex
 
     edits = sorted(edits, key=lambda e: e.start)
     spans, shift = [], 0
@@ -180,7 +180,7 @@ def _markup(ls, lines: list[str]) -> types.MarkupContent:
 
 
 def hover(ls, doc, position: types.Position) -> types.Hover | None:
-    from aoti_lsp.engine import Context
+    from aoti_lsp.analysis.engine import Context
     from aoti_lsp.lsp.convert import lsp_range
 
     at = doc.lines.offset(position.line, position.character, ls.encoding)

@@ -13,17 +13,17 @@ from dataclasses import dataclass, field
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from aoti_lsp import notebook
-from aoti_lsp.engine import Result, analyze
-from aoti_lsp.findings import Edit, plain_text
-from aoti_lsp.fixer import applicable, fix_source
+from aoti_lsp.project import notebook
+from aoti_lsp.analysis.engine import Result, analyze
+from aoti_lsp.analysis.findings import Edit, plain_text
+from aoti_lsp.fixes.fixer import applicable, fix_source
 from aoti_lsp.lsp.convert import SOURCE, diagnostic
-from aoti_lsp.noqa import add_code
-from aoti_lsp.positions import LineIndex
-from aoti_lsp.project import Project
-from aoti_lsp.project_fix import fix_project
+from aoti_lsp.analysis.noqa import add_code
+from aoti_lsp.analysis.positions import LineIndex
+from aoti_lsp.project.project import Project
+from aoti_lsp.fixes.project_fix import fix_project
 from aoti_lsp.rules import all_rules
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.source import Source
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ def on_disk(ls, path: str, old: bytes, new: bytes) -> tuple[bytes, bytes] | None
         return old, new
     if is_open(ls, path):
         return None
-    from aoti_lsp.writes import Skipped
+    from aoti_lsp.fixes.writes import Skipped
 
     try:
         return notebook.on_disk(path, old, new)

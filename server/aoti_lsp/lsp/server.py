@@ -14,15 +14,17 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from aoti_lsp import __version__, budget, incremental, notebook, outline
-from aoti_lsp import slice as slice_mod
-from aoti_lsp import config as configmod
-from aoti_lsp.engine import Result, analyze
-from aoti_lsp import runner
-from aoti_lsp.cache import Cache, content_hash
-from aoti_lsp.files import discover, find_root, rooted
-from aoti_lsp.findings import LazyFix, tier
-from aoti_lsp.fixer import applicable, fix_source
+from aoti_lsp import __version__
+from aoti_lsp.analysis import budget, incremental, outline
+from aoti_lsp.project import notebook
+from aoti_lsp.analysis import slice as slice_mod
+from aoti_lsp.project import config as configmod
+from aoti_lsp.analysis.engine import Result, analyze
+from aoti_lsp.project import runner
+from aoti_lsp.project.cache import Cache, content_hash
+from aoti_lsp.project.files import discover, find_root, rooted
+from aoti_lsp.analysis.findings import LazyFix, tier
+from aoti_lsp.fixes.fixer import applicable, fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
 from aoti_lsp.lsp.convert import SOURCE, diagnostic, fix_data, lsp_range, moved_diagnostics, reused_diagnostics
 from aoti_lsp.lsp import hover as hover_mod, triage
@@ -31,11 +33,11 @@ from aoti_lsp.lsp.protocol import Protocol
 from aoti_lsp.lsp.refresh import Sent
 from aoti_lsp.lsp import guards, notebooks
 from aoti_lsp.lsp.protocol import LOST_CHANGE, StdinFrames
-from aoti_lsp.positions import LineIndex
-from aoti_lsp.project import Project, file_stamp, summarize, summarizers
-from aoti_lsp.project_fix import fix_project
+from aoti_lsp.analysis.positions import LineIndex
+from aoti_lsp.project.project import Project, file_stamp, summarize, summarizers
+from aoti_lsp.fixes.project_fix import fix_project
 from aoti_lsp.rules import all_rules
-from aoti_lsp.source import Source, SourceError, decode_check
+from aoti_lsp.analysis.source import Source, SourceError, decode_check
 
 MIGRATIONS = ("AOTI001", "AOTI002", "AOTI003")  # fixes planned over every file of the project
 

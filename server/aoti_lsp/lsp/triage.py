@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 from pygls.uris import from_fs_path
 
-from aoti_lsp import explain
+from aoti_lsp.triage import explain
 
 COMMAND = "aoti-lsp.explain"
 MAX_LOG = 16 * 1024 * 1024

@@ -11,10 +11,10 @@ import pkgutil
 from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
-from aoti_lsp.findings import Finding, Severity
+from aoti_lsp.analysis.findings import Finding, Severity
 
 if TYPE_CHECKING:
-    from aoti_lsp.engine import Context
+    from aoti_lsp.analysis.engine import Context
 
 DOCS_URL = "https://github.com/aoti-lsp/aoti-lsp/blob/main/docs/rules/{code}.md"
 

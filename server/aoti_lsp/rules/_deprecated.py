@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import functools
 
-from aoti_lsp import findings
-from aoti_lsp.deprecations import for_code
-from aoti_lsp.findings import Applicability, Finding, Fix, LazyFix, Related
+from aoti_lsp.analysis import findings
+from aoti_lsp.analysis.deprecations import for_code
+from aoti_lsp.analysis.findings import Applicability, Finding, Fix, LazyFix, Related
 from aoti_lsp.fixes.migrate import CannotFix, drop_import_name, uses_outside
 from aoti_lsp.fixes.plan import migration
-from aoti_lsp.names import IMPORT
+from aoti_lsp.analysis.names import IMPORT
 from aoti_lsp.rules import Rule
-from aoti_lsp.source import descendants
+from aoti_lsp.analysis.source import descendants
 
 
 # both rules' pages: how their shared fix is planned

@@ -1,7 +1,7 @@
 import os
 
-from aoti_lsp.facts import NEW_LOAD
-from aoti_lsp.findings import Finding, Related, Severity
+from aoti_lsp.analysis.facts import NEW_LOAD
+from aoti_lsp.analysis.findings import Finding, Related, Severity
 from aoti_lsp.fixes.migrate import CannotFix
 from aoti_lsp.fixes.plan import migration
 from aoti_lsp.rules import Rule

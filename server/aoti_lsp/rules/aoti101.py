@@ -1,9 +1,9 @@
 import os
 import re
 
-from aoti_lsp.devices import (quote, ConsistencyRule, IndexChoice, analysis, artifact_related, delete_argument,
+from aoti_lsp.analysis.devices import (quote, ConsistencyRule, IndexChoice, analysis, artifact_related, delete_argument,
                               related, snippet)
-from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Related, Severity
+from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix, Related, Severity
 from aoti_lsp.rules import Rule
 
 # what sets a compile-time device, as spelt: `device="cuda:0"`, `.cuda()`, `.to("cuda")`

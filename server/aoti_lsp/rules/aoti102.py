@@ -1,6 +1,6 @@
-from aoti_lsp.devices import (FACTORIES, LIKE, ConsistencyRule, MEASURED, analysis, artifact_related, bind, related,
+from aoti_lsp.analysis.devices import (FACTORIES, LIKE, ConsistencyRule, MEASURED, analysis, artifact_related, bind, related,
                               runner_device, target_device, unwrap)
-from aoti_lsp.findings import Applicability, Edit, Finding, Fix, Severity
+from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
 from aoti_lsp.rules.aoti101 import old_load_related
 

@@ -1,5 +1,5 @@
-from aoti_lsp.devices import CPU_213, CUDA_211, ConsistencyRule, analysis, related
-from aoti_lsp.findings import Finding, Related
+from aoti_lsp.analysis.devices import CPU_213, CUDA_211, ConsistencyRule, analysis, related
+from aoti_lsp.analysis.findings import Finding, Related
 from aoti_lsp.rules import Rule
 
 # measured (aoti-facts.md, fixtures/cuda/runs/cuda_pkg_wrong_batch; bounds: tests/torch/test_device_values_torch.py):

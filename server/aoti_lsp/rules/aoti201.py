@@ -6,7 +6,7 @@ import os
 import re
 from functools import lru_cache
 
-from aoti_lsp.findings import Finding, Related
+from aoti_lsp.analysis.findings import Finding, Related
 from aoti_lsp.fixes.jagged import (
     CannotFix,
     caller_args,
@@ -14,7 +14,7 @@ from aoti_lsp.fixes.jagged import (
     guard_top,
     rewrite,
 )
-from aoti_lsp.jagged import (
+from aoti_lsp.analysis.jagged import (
     summary_owner,
     jagged_patterns,
     DEFAULT_JAGGED_NAMES,

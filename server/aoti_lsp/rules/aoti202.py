@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from aoti_lsp.findings import Finding, Related
+from aoti_lsp.analysis.findings import Finding, Related
 from aoti_lsp.fixes.jagged import CannotFix, move_guard
-from aoti_lsp.jagged import (
+from aoti_lsp.analysis.jagged import (
     SUMMARY_CODES,
     summary_owner,
     Flow,

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from aoti_lsp.envvars import COMPILE, CUDA, IMPORT, RUN, VARIABLES, string_value
-from aoti_lsp.findings import Finding, Related
+from aoti_lsp.analysis.envvars import COMPILE, CUDA, IMPORT, RUN, VARIABLES, string_value
+from aoti_lsp.analysis.findings import Finding, Related
 from aoti_lsp.rules import Rule
-from aoti_lsp.source import descendants
+from aoti_lsp.analysis.source import descendants
 
 COMPILES = {"torch._export.aot_compile", "torch._inductor.aot_compile", "torch._inductor.aoti_compile_and_package"}
 LOADS = {"torch._export.aot_load", "torch._inductor.aoti_load_package", "torch._inductor.package.load_package"}

@@ -10,7 +10,7 @@ import re
 import subprocess
 from dataclasses import replace
 
-from aoti_lsp.config import Config
+from aoti_lsp.project.config import Config
 
 PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks: notebook.py
 

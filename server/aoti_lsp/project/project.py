@@ -13,11 +13,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from aoti_lsp import budget, notebook
-from aoti_lsp.config import Config
-from aoti_lsp.engine import Context, reuse_context
+from aoti_lsp.analysis import budget
+from aoti_lsp.project import notebook
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import Context, reuse_context
 from aoti_lsp.rules import all_rules
-from aoti_lsp.source import Source, SourceError, decode_check
+from aoti_lsp.analysis.source import Source, SourceError, decode_check
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ class Project:
     def resolve(self, value: str, depth: int = 0) -> str | None:
         """A path value with its references to other modules' constants replaced by their
         values (None when one cannot be followed: not a project module, not a constant)."""
-        from aoti_lsp.facts import REF, normalize
+        from aoti_lsp.analysis.facts import REF, normalize
 
         if REF not in value:
             return normalize(value) if depth == 0 else value
@@ -185,7 +186,7 @@ class Project:
 
     def tail(self, reference: str, depth: int = 0) -> tuple[str, int, int] | None:
         """(file, start, end) of the string text a referenced constant's value ends with."""
-        from aoti_lsp.facts import REF
+        from aoti_lsp.analysis.facts import REF
 
         folder, _, target = reference.strip(REF).partition("|")
         found = self.module_file(folder, target)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aoti_lsp import budget
+from aoti_lsp.analysis import budget
 
 
 def main(argv: list[str]) -> int:
@@ -14,7 +14,7 @@ def main(argv: list[str]) -> int:
         p.add_argument("package")
         p.add_argument("--output-format", choices=["text", "json"], default="text")
         args = p.parse_args(argv[1:])
-        from aoti_lsp import inspect_pkg
+        from aoti_lsp.triage import inspect_pkg
 
         try:
             with budget.deadline():  # a package crafted to be slow to read must not hang the run
@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
                    help="a Python file of yours: the model (its forward) or the code that compiles, loads and calls it (repeatable)")
     p.add_argument("--output-format", choices=["text", "json"], default="text")
     args = p.parse_args(argv[1:])
-    from aoti_lsp import explain
+    from aoti_lsp.triage import explain
 
     try:
         if args.log == "-":

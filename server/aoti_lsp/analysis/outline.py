@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from aoti_lsp import incremental, statements
-from aoti_lsp.engine import Result, analyze
-from aoti_lsp.findings import Finding
+from aoti_lsp.analysis import incremental, statements
+from aoti_lsp.analysis.engine import Result, analyze
+from aoti_lsp.analysis.findings import Finding
 from aoti_lsp.rules import all_rules, minimal
-from aoti_lsp.slice import AMBIENT, _Map
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.slice import AMBIENT, _Map
+from aoti_lsp.analysis.source import Source
 
 WORD = incremental.WORD
 

@@ -22,17 +22,18 @@ import queue
 import signal
 import threading
 
-from aoti_lsp import cache as cachemod
-from aoti_lsp import files
-from aoti_lsp import budget, notebook
-from aoti_lsp.engine import analyze
-from aoti_lsp.findings import portable
-from aoti_lsp.fixer import applicable
-from aoti_lsp.layout import compile_error
-from aoti_lsp.project_fix import fix_project
-from aoti_lsp.project import SKIPPED, Project, summarize, summarizers
+from aoti_lsp.project import cache as cachemod
+from aoti_lsp.project import files
+from aoti_lsp.analysis import budget
+from aoti_lsp.project import notebook
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.findings import portable
+from aoti_lsp.fixes.fixer import applicable
+from aoti_lsp.fixes.layout import compile_error
+from aoti_lsp.fixes.project_fix import fix_project
+from aoti_lsp.project.project import SKIPPED, Project, summarize, summarizers
 from aoti_lsp.rules import all_rules
-from aoti_lsp.source import Source, SourceError, decode_check
+from aoti_lsp.analysis.source import Source, SourceError, decode_check
 
 MAX_BYTES = budget.MAX_BYTES  # the server's cap too
 PARALLEL_MIN = 64  # below this many files, starting processes costs more than it saves

@@ -8,13 +8,13 @@ from functools import cached_property
 
 from tree_sitter import Node
 
-from aoti_lsp import budget
-from aoti_lsp.config import Config
-from aoti_lsp.findings import Finding
-from aoti_lsp.names import Names
-from aoti_lsp.noqa import is_suppressed
+from aoti_lsp.analysis import budget
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.findings import Finding
+from aoti_lsp.analysis.names import Names
+from aoti_lsp.analysis.noqa import is_suppressed
 from aoti_lsp.rules import Rule, all_rules
-from aoti_lsp.source import Source
+from aoti_lsp.analysis.source import Source
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class Context:
     @cached_property
     def facts(self):
         """The program facts of this file (facts.py), built once for every rule and fix."""
-        from aoti_lsp.facts import Facts
+        from aoti_lsp.analysis.facts import Facts
 
         return Facts(self)
 

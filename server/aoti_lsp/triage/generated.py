@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from aoti_lsp.pt2 import ModelSources
+from aoti_lsp.analysis.pt2 import ModelSources
 
 _INPUT = re.compile(r'inputs_info_\[(\d+)\]\.name = "([^"\\]{1,200})";')
 _CONSTANT = re.compile(r'constants_info_\[(\d+)\]\.name = "([^"\\]{1,500})";')

@@ -9,7 +9,7 @@ import dataclasses
 import json
 from enum import Enum
 
-from aoti_lsp.findings import Applicability, Edit, Finding, Fix, FixStub, Related, Severity
+from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix, FixStub, Related, Severity
 
 _CLASSES: dict[str, type] = {}
 _ENUMS: dict[str, type[Enum]] = {"Applicability": Applicability, "Severity": Severity}

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 
-from aoti_lsp import generated, pt2
-from aoti_lsp.explain import RUNTIME_CHECK
+from aoti_lsp.triage import generated
+from aoti_lsp.analysis import pt2
+from aoti_lsp.triage.explain import RUNTIME_CHECK
 
 
 def inspect(path: str) -> dict:

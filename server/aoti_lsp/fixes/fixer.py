@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aoti_lsp import budget
-from aoti_lsp.config import Config
-from aoti_lsp.engine import analyze
-from aoti_lsp.findings import Applicability, Edit, Finding, Fix
-from aoti_lsp.layout import adapt, compile_error
-from aoti_lsp.source import Source
+from aoti_lsp.analysis import budget
+from aoti_lsp.project.config import Config
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix
+from aoti_lsp.fixes.layout import adapt, compile_error
+from aoti_lsp.analysis.source import Source
 
 MAX_PASSES = 10
 

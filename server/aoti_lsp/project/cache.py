@@ -33,8 +33,9 @@ import time
 from contextlib import contextmanager
 from typing import Any
 
-from aoti_lsp import __version__, plaindata
-from aoti_lsp.findings import Finding, Related, needs_edits, portable
+from aoti_lsp import __version__
+from aoti_lsp.project import plaindata
+from aoti_lsp.analysis.findings import Finding, Related, needs_edits, portable
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ def _tool_key() -> str:
     h.update(f"{FORMAT}|{__version__}|{sys.version_info[:2]}".encode())
     for mod in ("tree_sitter", "tree_sitter_python"):
         h.update(str(getattr(sys.modules.get(mod), "__version__", "")).encode())
-    pkg = os.path.dirname(os.path.abspath(__file__))
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the aoti_lsp package
     for folder, dirs, files in sorted(os.walk(pkg)):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -428,7 +429,7 @@ def _unlink(path: str, folder: int | None = None) -> None:
 @contextmanager
 def recording():
     """The `.pt2` packages a check reads on disk: a cached result depends on them too."""
-    from aoti_lsp import pt2
+    from aoti_lsp.analysis import pt2
 
     previous, pt2._reads = pt2._reads, set()
     try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import warnings
 
-from aoti_lsp.findings import Edit
+from aoti_lsp.analysis.findings import Edit
 
 BOM = b"\xef\xbb\xbf"
 # PEP 263: a comment on line 1 or 2 naming the encoding

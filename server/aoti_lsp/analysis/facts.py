@@ -20,8 +20,8 @@ from functools import cached_property
 
 from tree_sitter import Node
 
-from aoti_lsp import tables
-from aoti_lsp.names import ALIAS, DEF, IMPORT, LOCAL
+from aoti_lsp.analysis import tables
+from aoti_lsp.analysis.names import ALIAS, DEF, IMPORT, LOCAL
 
 API = tables.api()
 OLD_COMPILE, NEW_COMPILE, EXPORT = API["old_compile"], API["new_compile"], API["export"]

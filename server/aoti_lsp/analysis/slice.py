@@ -46,11 +46,11 @@ import re
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 
-from aoti_lsp import incremental
-from aoti_lsp.engine import Context, Result, analyze
-from aoti_lsp.facts import MARK_DYNAMIC, SET_DEFAULT, SET_DTYPE
-from aoti_lsp.findings import LazyFix
-from aoti_lsp.source import Source
+from aoti_lsp.analysis import incremental
+from aoti_lsp.analysis.engine import Context, Result, analyze
+from aoti_lsp.analysis.facts import MARK_DYNAMIC, SET_DEFAULT, SET_DTYPE
+from aoti_lsp.analysis.findings import LazyFix
+from aoti_lsp.analysis.source import Source
 
 FREE = incremental.WORD  # a name not after a dot (`self.runner`: not `runner`); `café` whole
 NONE = re.compile(rb"([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*)\s*=\s*None\b")
@@ -235,7 +235,7 @@ def _jagged_labels(ctx, add) -> None:
     of those packages and the calls of the loaded runners (their arguments and guards). Every
     one of those sites, and the function itself, gets the label `j<key>` (the key: the class or
     function name, as jagged.Model finds it)."""
-    from aoti_lsp.jagged import COMPILERS, Model, summary_owner, unparen
+    from aoti_lsp.analysis.jagged import COMPILERS, Model, summary_owner, unparen
 
     model = Model(ctx, summary_owner(ctx.config) or "AOTI201")
     for target in model.targets():
@@ -301,7 +301,7 @@ def _module_guard(data: bytes, node) -> bool:
     """A top-level statement that tells the module's later statements an input is non-empty
     (`if x.numel() == 0: raise`, `assert len(x)`, `torch._check(...)`): jagged.known_nonempty
     reads it for a call of a package at module level, in another statement."""
-    from aoti_lsp.jagged import _statement_facts
+    from aoti_lsp.analysis.jagged import _statement_facts
 
     if node.type not in ("if_statement", "assert_statement", "expression_statement"):
         return False
@@ -314,7 +314,7 @@ def _jagged_wide(ctx) -> tuple:
     it export or load packages, what it AOT-compiles, and each jagged keyword's verdict. The
     compact text holds every evidence chunk, so it concludes the same as the file, or the edit
     changed it."""
-    from aoti_lsp.jagged import Model, summary_owner
+    from aoti_lsp.analysis.jagged import Model, summary_owner
 
     model = Model(ctx, summary_owner(ctx.config) or "AOTI201")
     return model.evidence, frozenset(model.aoti_keys), model.unknown_packages, tuple(model.complete_keywords())
@@ -327,7 +327,7 @@ def _jagged_evidence(data: bytes, node, config) -> bool:
     """A top-level statement AOTI201/AOTI202 read wherever it stands (jagged.Model): an export,
     package or load call (the scope: does this file run AOTI packages?), a keyword argument named
     like a jagged input (the complete-offsets verdict of every caller)."""
-    from aoti_lsp.jagged import EXPORTERS, LOADERS, PACKAGERS, is_jagged_name, jagged_patterns
+    from aoti_lsp.analysis.jagged import EXPORTERS, LOADERS, PACKAGERS, is_jagged_name, jagged_patterns
 
     text = data[node.start_byte:node.end_byte]
     if any(q.rsplit(".", 1)[-1].encode() in text for q in EXPORTERS | PACKAGERS | LOADERS):

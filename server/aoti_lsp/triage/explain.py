@@ -18,8 +18,9 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 
-from aoti_lsp import generated, pt2
-from aoti_lsp.explain_messages import (
+from aoti_lsp.triage import generated
+from aoti_lsp.analysis import pt2
+from aoti_lsp.triage.explain_messages import (
     _CPU_FROM, _CUDA_ASSERT, _EVENT, _INDEX, _PHASE, _SEGV, _WHEN_CALL, _WHEN_LOAD, CHECKLIST, COMPILE_DEVICE, EMPTY_FIXES,
     INPUT_DEVICE, LOAD_DEVICE, RUNTIME_CHECK, SHAPE, SIMPLE,
 )
@@ -83,7 +84,7 @@ def explain(log: str, package: str | None, sources: list[str] = (), texts: dict[
         for e in out:
             e.trace.append(Step(f"package not read: {pkg.error}"))
     if sources:
-        from aoti_lsp import explain_sites
+        from aoti_lsp.triage import explain_sites
 
         for e in out:
             e.trace += explain_sites.steps(list(sources), e.wrong, texts)

@@ -26,9 +26,9 @@ from pathlib import PurePath
 
 from tree_sitter import Node
 
-from aoti_lsp import tables
-from aoti_lsp.facts import unwrap
-from aoti_lsp.names import DEF, IMPORT, dotted_parts
+from aoti_lsp.analysis import tables
+from aoti_lsp.analysis.facts import unwrap
+from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts
 
 DEFAULT_JAGGED_NAMES = (
     "lengths", "offsets", "seq_lens", "seq_lengths", "*_lengths", "*_offsets", "jagged*", "cu_seqlens",

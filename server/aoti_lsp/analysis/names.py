@@ -14,7 +14,7 @@ from functools import cached_property
 
 from tree_sitter import Node
 
-from aoti_lsp.source import descendants
+from aoti_lsp.analysis.source import descendants
 
 IMPORT, ALIAS, LOCAL, DEF, SHIM = "import", "alias", "local", "def", "shim"
 SCOPE_TYPES = ("function_definition", "lambda", "class_definition")

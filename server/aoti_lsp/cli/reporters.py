@@ -11,10 +11,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from aoti_lsp import __version__, notebook
-from aoti_lsp.findings import Severity, severity_of, tier
-from aoti_lsp.fixer import applicable
-from aoti_lsp.positions import UTF32, LineIndex
+from aoti_lsp import __version__
+from aoti_lsp.project import notebook
+from aoti_lsp.analysis.findings import Severity, severity_of, tier
+from aoti_lsp.fixes.fixer import applicable
+from aoti_lsp.analysis.positions import UTF32, LineIndex
 from aoti_lsp.rules import rule_by_code
 
 

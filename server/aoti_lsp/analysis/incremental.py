@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from aoti_lsp.findings import Edit, LazyFix, Related
-from aoti_lsp.names import Scope, _read_statement, read_scope
-from aoti_lsp.source import parser
+from aoti_lsp.analysis.findings import Edit, LazyFix, Related
+from aoti_lsp.analysis.names import Scope, _read_statement, read_scope
+from aoti_lsp.analysis.source import parser
 
 # a name a statement may read: not an attribute (`self.mean` reads no module name `mean`);
 # non-ASCII bytes belong to names (`café`), as the tree's bindings spell them
@@ -413,7 +413,7 @@ LINE_CITED = re.compile(r"\bline \d|:\d+\)")  # "(line 12)", "(paths.py:3)": mes
 def shift_result(result, shift: Shift):
     """The findings of the last analysis, where they are now; None when an edit that adds or
     removes lines moves a line a message names (the message text would be stale)."""
-    from aoti_lsp.engine import Result
+    from aoti_lsp.analysis.engine import Result
 
     if shift.lines and any(LINE_CITED.search(text) for f in result.findings
                            for text in (f.message, *(r.message for r in f.related))):
@@ -468,7 +468,7 @@ class Tracker:
 
     def remember(self, key: str, source, config, payload, tag=None, state: State | None = None) -> None:
         """`state`: the text's chunks when the caller has them (slice.py), so no tree is needed."""
-        from aoti_lsp.source import Source
+        from aoti_lsp.analysis.source import Source
 
         # else a copy of the tree: the editor's document edits its own in place (tree.edit)
         kept = Source(source.data, source.path) if state is not None else Source(source.data, source.path, tree=source.tree.copy())

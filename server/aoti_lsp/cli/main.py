@@ -14,13 +14,15 @@ from collections import Counter
 from pathlib import Path
 
 from aoti_lsp import __version__
-from aoti_lsp import config as configmod
-from aoti_lsp import files, notebook, reporters, runner, writes
-from aoti_lsp.fixer import applicable
-from aoti_lsp.noqa import unknown_noqa
-from aoti_lsp.positions import UTF32
+from aoti_lsp.project import config as configmod
+from aoti_lsp.project import files, notebook, runner
+from aoti_lsp.cli import reporters
+from aoti_lsp.fixes import writes
+from aoti_lsp.fixes.fixer import applicable
+from aoti_lsp.analysis.noqa import unknown_noqa
+from aoti_lsp.analysis.positions import UTF32
 from aoti_lsp.rules import all_rules, rule_by_code
-from aoti_lsp.source import Source, descendants
+from aoti_lsp.analysis.source import Source, descendants
 
 
 
@@ -91,7 +93,7 @@ def _main(argv: list[str] | None) -> int:
     if argv and argv[0] == "rule":
         return _rule(argv[1:])
     if argv and argv[0] in ("explain", "inspect"):
-        from aoti_lsp.triage_cli import main as triage  # explain / inspect: their own arguments
+        from aoti_lsp.cli.triage import main as triage  # explain / inspect: their own arguments
 
         return triage(argv)
     if argv and argv[0] == "check":
@@ -108,7 +110,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _rule(argv: list[str]) -> int:
-    from aoti_lsp.docs import render
+    from aoti_lsp.cli.docs import render
 
     if not argv:
         for r in all_rules():
@@ -316,7 +318,7 @@ def _diff_name(path: str) -> str:
     rel = os.path.relpath(os.path.abspath(path))
     if not rel.startswith(".."):
         return rel.replace(os.sep, "/")
-    from aoti_lsp.files import find_root
+    from aoti_lsp.project.files import find_root
 
     root = find_root([path])
     if root not in _DIFF_ROOTS:

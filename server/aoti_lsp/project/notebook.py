@@ -22,7 +22,7 @@ import tokenize
 from dataclasses import dataclass, field
 from json.decoder import scanstring
 
-from aoti_lsp.source import SourceError
+from aoti_lsp.analysis.source import SourceError
 
 SUFFIX = ".ipynb"
 MARK = "#%% aoti-lsp cell {}"
@@ -196,7 +196,7 @@ def read_notebook(path: str) -> Notebook:
 
 def on_disk(path: str, old: bytes, new: bytes) -> tuple[bytes, bytes]:
     """(the file as read, the file to write) for a fix that turned program `old` into `new`."""
-    from aoti_lsp.writes import Skipped
+    from aoti_lsp.fixes.writes import Skipped
 
     try:
         nb = read_notebook(path)

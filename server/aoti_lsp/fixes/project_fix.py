@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from aoti_lsp.engine import analyze
-from aoti_lsp.findings import Edit, Finding, Fix
-from aoti_lsp.fixer import applicable, apply_edits
-from aoti_lsp import notebook
-from aoti_lsp.layout import compile_error
-from aoti_lsp.project import summarize
-from aoti_lsp.source import Source, SourceError, decode_check
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.findings import Edit, Finding, Fix
+from aoti_lsp.fixes.fixer import applicable, apply_edits
+from aoti_lsp.project import notebook
+from aoti_lsp.fixes.layout import compile_error
+from aoti_lsp.project.project import summarize
+from aoti_lsp.analysis.source import Source, SourceError, decode_check
 
 MAX_PASSES = 10
 

@@ -32,11 +32,11 @@ from typing import Iterable
 
 from tree_sitter import Node
 
-from aoti_lsp import pt2, tables
-from aoti_lsp.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
+from aoti_lsp.analysis import pt2, tables
+from aoti_lsp.analysis.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
                             is_fstring, string_value, unwrap)
-from aoti_lsp.names import DEF
-from aoti_lsp.source import descendants
+from aoti_lsp.analysis.names import DEF
+from aoti_lsp.analysis.source import descendants
 
 CODES = ("AOTI101", "AOTI102", "AOTI103")
 TRIGGERS = ("aot_load", "load_package", "aot_compile", "aoti_compile_and_package")
@@ -1327,7 +1327,7 @@ def target_device(a: Analysis, load: LoadSite, compiled: Device) -> str:
 
 def related(evidence: Iterable[Evidence], role: str, skip: tuple[int, int] | None = None) -> list:
     """Related-information entries for a finding: `role` + what the evidence shows."""
-    from aoti_lsp.findings import Related
+    from aoti_lsp.analysis.findings import Related
 
     out, seen = [], []
     for ev in evidence:
@@ -1357,7 +1357,7 @@ class ConsistencyRule:
 
 def artifact_related(art: Artifact) -> list:
     """Related information for the compile side: the compile call and the compile device's evidence."""
-    from aoti_lsp.findings import Related
+    from aoti_lsp.analysis.findings import Related
 
     out = []
     if art.site is not None and art.origin != "disk":

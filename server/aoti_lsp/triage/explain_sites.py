@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from aoti_lsp.explain import Step
-from aoti_lsp.explain_messages import COMPILE_DEVICE, INPUT_DEVICE, LOAD_DEVICE, SHAPE
+from aoti_lsp.triage.explain import Step
+from aoti_lsp.triage.explain_messages import COMPILE_DEVICE, INPUT_DEVICE, LOAD_DEVICE, SHAPE
 
 # what is wrong -> the sites that set it (and the compile, which says what the rest must match)
 _KINDS = {COMPILE_DEVICE: ("compile", "call"), LOAD_DEVICE: ("compile", "load"),
@@ -23,8 +23,8 @@ def steps(sources, wrong: str | None, texts: dict[str, bytes] | None = None) -> 
     kinds = _KINDS.get(wrong or "")
     if not kinds:
         return []
-    from aoti_lsp.project import Project, summarize
-    from aoti_lsp.source import Source
+    from aoti_lsp.project.project import Project, summarize
+    from aoti_lsp.analysis.source import Source
 
     texts = {os.path.abspath(p): d for p, d in (texts or {}).items()}
     read = {p: d for p, d in ((os.path.abspath(p), _read(p, texts)) for p in sources) if d is not None}
@@ -41,7 +41,7 @@ def steps(sources, wrong: str | None, texts: dict[str, bytes] | None = None) -> 
 
 
 def _read(path: str, texts: dict[str, bytes]) -> bytes | None:
-    from aoti_lsp.source import SourceError, decode_check
+    from aoti_lsp.analysis.source import SourceError, decode_check
 
     try:
         data = texts.get(path)
@@ -57,10 +57,10 @@ def _read(path: str, texts: dict[str, bytes]) -> bytes | None:
 
 
 def _file_steps(path: str, data: bytes, kinds: tuple[str, ...], project, wrong: str) -> list[Step]:
-    from aoti_lsp import devices
-    from aoti_lsp.config import Config
-    from aoti_lsp.engine import Context
-    from aoti_lsp.source import Source
+    from aoti_lsp.analysis import devices
+    from aoti_lsp.project.config import Config
+    from aoti_lsp.analysis.engine import Context
+    from aoti_lsp.analysis.source import Source
 
     src = Source(data, path)
     a = devices.analysis(Context(src, Config(), project))

@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
-from aoti_lsp.positions import LineIndex
+from aoti_lsp.analysis.positions import LineIndex
 
 LANGUAGE = Language(tree_sitter_python.language())
 _queries: dict[str, Query] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aoti_lsp.incremental import WORD  # a name, not an attribute's
+from aoti_lsp.analysis.incremental import WORD  # a name, not an attribute's
 
 # strings (escapes also keep a raw string's closing quote out), comments, backslash line joins;
 # string prefixes need no matching: a prefix letter is a plain byte before the quote

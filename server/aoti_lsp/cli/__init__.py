@@ -1,0 +1,1 @@
+"""The command line: `--check`, `--fix`, reporters, triage subcommands."""

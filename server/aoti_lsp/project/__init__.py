@@ -1,0 +1,1 @@
+"""The project: its root and files, configuration, the cache, the runner that checks a tree."""

@@ -1,0 +1,1 @@
+"""Crash-log triage and package inspection: explain, inspect, what AOTInductor generated."""
