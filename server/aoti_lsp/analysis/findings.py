@@ -263,11 +263,9 @@ class Finding:
 
 
 def severity_of(finding: Finding) -> Severity:
-    """One severity per rule, from the rule class, in every output format."""
-    from aoti_lsp.rules import rule_by_code  # rules import this module
-
-    rule = rule_by_code(finding.code)
-    return rule.severity if rule is not None else finding.severity
+    """One severity per rule, in every output format: the engine stamps the rule's on each
+    finding it reports (engine._analyze), so nothing here needs the rules."""
+    return finding.severity
 
 
 def plain_text(snippet: str) -> str:

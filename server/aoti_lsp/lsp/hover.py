@@ -180,7 +180,7 @@ def _markup(ls, lines: list[str]) -> types.MarkupContent:
 
 
 def hover(ls, doc, position: types.Position) -> types.Hover | None:
-    from aoti_lsp.analysis.engine import Context
+    from aoti_lsp.analysis.context import Context
     from aoti_lsp.lsp.convert import lsp_range
 
     at = doc.lines.offset(position.line, position.character, ls.encoding)

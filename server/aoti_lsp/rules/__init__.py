@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterable
 from aoti_lsp.analysis.findings import Finding, Severity
 
 if TYPE_CHECKING:
-    from aoti_lsp.analysis.engine import Context
+    from aoti_lsp.analysis.context import Context
 
 DOCS_URL = "https://github.com/aoti-lsp/aoti-lsp/blob/main/docs/rules/{code}.md"
 

@@ -59,7 +59,7 @@ def _read(path: str, texts: dict[str, bytes]) -> bytes | None:
 def _file_steps(path: str, data: bytes, kinds: tuple[str, ...], project, wrong: str) -> list[Step]:
     from aoti_lsp.analysis import devices
     from aoti_lsp.project.config import Config
-    from aoti_lsp.analysis.engine import Context
+    from aoti_lsp.analysis.context import Context
     from aoti_lsp.analysis.source import Source
 
     src = Source(data, path)
