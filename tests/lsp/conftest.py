@@ -7,6 +7,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from helpers import write_project
+
 SERVER = [sys.executable, "-m", "aoti_lsp", "serve", "--stdio"]
 PROFILES = ["visual-studio-code", "neovim@v0.11.0", "emacs"]
 
@@ -14,6 +16,9 @@ PROFILES = ["visual-studio-code", "neovim@v0.11.0", "emacs"]
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), params=PROFILES)
 async def client(lsp_client: LanguageClient, request, tmp_path):
     caps = client_capabilities(request.param)
+    marker = request.node.get_closest_marker("project")
+    if marker is not None:  # on disk before the editor starts, as a user's project is: the index reads it
+        write_project(tmp_path, marker.args[0])
 
     @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
     def register(params):  # real clients accept the file watcher registration

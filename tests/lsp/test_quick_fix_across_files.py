@@ -4,9 +4,10 @@ and the project checks clean."""
 
 import asyncio
 
+import pytest
 from lsprotocol import types
 
-from helpers import apply_edits, diagnostics, encoding, open_doc, write_project
+from helpers import apply_edits, diagnostics, encoding, open_doc
 
 FILES = {
     "pyproject.toml": "[project]\nname = 'p'\nversion = '0'\n",
@@ -30,8 +31,8 @@ FILES = {
 }
 
 
+@pytest.mark.project(FILES)
 async def test_one_quick_fix_edits_every_file_of_the_artifact(client, tmp_path):
-    write_project(tmp_path, FILES)
     build = tmp_path / "pkg" / "build.py"
     build_uri = await open_doc(client, build, build.read_text())  # open: its edit carries its version
     serve = tmp_path / "pkg" / "serve.py"
