@@ -7,9 +7,9 @@ b. torch's own sources (copied once from the installed torch into $TMPDIR/aoti-l
    any git work tree): `--check` <= 1.0x `ruff check` (default rules, both without cache); a warm
    run with aoti-lsp's cache <= 0.3 s.
 c. The language server's own functions on the 20k-line file: first diagnostics <= 300 ms (best
-   of 3 fresh servers; what didOpen and the first diagnostics do: the relevant statements'
-   analysis, outline.py), one keystroke <= 15 ms (reparse, analysis, diagnostics). What waits
-   for typing to pause (the summary other files read, the whole file's analysis after an open,
+   of 3 fresh servers; what didOpen and the first diagnostics do: the whole file's analysis),
+   one keystroke <= 15 ms (reparse, analysis, diagnostics). What waits
+   for typing to pause (the summary other files read,
    what a keystroke's slice reads) is reported apart.
 
 Every measurement runs in a child process with a time limit: one that runs past it is reported

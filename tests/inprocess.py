@@ -30,7 +30,7 @@ def opened(ls: AotiServer, uri: str, path: str, text: str, version: int = 0, pau
 
 def fresh_diagnostics(doc: Document) -> list:
     """What a server that never saw the edits gives for the document's text, from a full
-    analysis (a large file's first one is its relevant statements': outline.py)."""
+    analysis."""
     ls = server()
     other = opened(ls, doc.uri, doc.path, doc.data.decode(), doc.version)
     ls.result(other, full=True)

@@ -28,7 +28,6 @@ class Document:
         self._lines: LineIndex | None = None
         self.revision = 0  # bumps on every change: part of result cache keys
         self._source: tuple[int, Source] | None = None
-        self.analysed = False  # by the server, once: its first analysis may be the outline's (outline.py)
 
     @property
     def tree(self):

@@ -15,7 +15,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from aoti_lsp import __version__
-from aoti_lsp.analysis import budget, incremental, outline
+from aoti_lsp.analysis import budget, incremental
 from aoti_lsp.project import notebook
 from aoti_lsp.analysis import slice as slice_mod
 from aoti_lsp.project import config as configmod
@@ -141,15 +141,6 @@ class AotiServer(LanguageServer):
         # own file's is never read: it has its own facts)
         self.flush_summaries(skip=os.path.abspath(doc.path))
         key = (doc.version, doc.revision, self.project.version, cfg)
-        first, doc.analysed = not doc.analysed, True
-        if first and not doc.too_large and not full:
-            # the first analysis of a large file opened: its relevant statements alone
-            # (outline.py); the whole file's, once typing pauses (settled)
-            result = self._outline(source, cfg)
-            if result is not None:
-                self._results[doc.uri] = (key, result)
-                guards.settle(self)
-                return result
         if not doc.too_large and not full:  # an edit inside a few statements: only what they touch (slice.py)
             result = self.sliced.result(doc.uri, source, cfg, self.project)
             if result is not None:
@@ -172,18 +163,6 @@ class AotiServer(LanguageServer):
             self.analysed.forget(doc.uri)
             self.sliced.forget(doc.uri)
         return result
-
-    def _outline(self, source: Source, cfg) -> Result | None:
-        """outline.first_result within the server's time budget; None (a whole-file analysis
-        instead) when it declines, runs out of time or fails."""
-        try:
-            with budget.deadline(budget.SERVER_SECONDS):
-                return outline.first_result(source, cfg, self.project)
-        except budget.OverBudget:
-            return None
-        except Exception:  # a shortcut: never the reason a file gets no diagnostics
-            log.exception("outline analysis of %s failed", source.path)
-            return None
 
     def diagnostics(self, doc: Document) -> list[types.Diagnostic]:
         result = self.result(doc)
@@ -334,11 +313,6 @@ class AotiServer(LanguageServer):
         if self.saved:  # files written with a saved one (a multi-file fix, then `:wall`) that no editor reports
             self.saved = False
             changed |= self.project.disk_changed() | self.reread_disk()
-        for doc in list(self.docs.values()):  # a first analysis of the relevant statements: the whole file's now
-            cached = self._results.get(doc.uri)
-            if cached is not None and getattr(cached[1], "outlined", False):
-                self.result(doc, full=True)
-                changed = True
         if self.verify_results() | changed:
             self.refresh_all()
         for doc in list(self.docs.values()):
