@@ -22,7 +22,6 @@ regular files named as this tool names them. Where the root is not writable, no 
 from __future__ import annotations
 
 import dataclasses
-import enum
 import hashlib
 import logging
 import os
@@ -54,22 +53,44 @@ def content_hash(data: bytes) -> str:
 
 
 def _tool_key() -> str:
-    """This build of the tool: version, Python, and the package's own files (rules, queries,
-    data), so an edited rule invalidates without a version bump."""
+    """This build of the tool: version, Python, tree-sitter's build, and the package's own files
+    (rules, queries, data), so an edited rule invalidates without a version bump. Files are
+    known by their stat (path, mtime_ns, size), never read: a run must not read ~60 files to
+    find its cache (an edit, a reinstall or a checkout changes the mtime)."""
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{FORMAT}|{__version__}|{sys.version_info[:2]}".encode())
-    for mod in ("tree_sitter", "tree_sitter_python"):
-        h.update(str(getattr(sys.modules.get(mod), "__version__", "")).encode())
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the aoti_lsp package
-    for folder, dirs, files in sorted(os.walk(pkg)):
+    queries = [f for f in _module_folders("aoti_lsp.queries") if not f.startswith(pkg + os.sep)]  # editable: apart
+    for folder in (pkg, *queries, *_module_folders("tree_sitter", "tree_sitter_python")):
+        _stat_tree(h, folder)
+    return h.hexdigest()
+
+
+def _module_folders(*names: str) -> list[str]:
+    """The installed folders of modules, found without importing them (a warm run never does)."""
+    import importlib.util
+
+    out = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        out.extend(spec.submodule_search_locations or [] if spec is not None else [])
+    return out
+
+
+def _stat_tree(h, top: str) -> None:
+    for folder, dirs, files in sorted(os.walk(top)):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
-            if name.endswith((".py", ".scm", ".toml", ".json")):
+            if name.endswith((".py", ".scm", ".toml", ".json", ".so", ".pyd")):
                 path = os.path.join(folder, name)
-                h.update(os.path.relpath(path, pkg).encode())
-                with open(path, "rb") as fh:
-                    h.update(fh.read())
-    return h.hexdigest()
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                h.update(f"{os.path.relpath(path, top)}\0{st.st_mtime_ns}\0{st.st_size}\0".encode())
 
 
 _TOOL: str | None = None

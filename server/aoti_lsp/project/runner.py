@@ -25,22 +25,18 @@ import threading
 from aoti_lsp.project import cache as cachemod
 from aoti_lsp.project import files
 from aoti_lsp.analysis import budget
-from aoti_lsp.project import notebook
-from aoti_lsp.analysis.engine import analyze
-from aoti_lsp.analysis.findings import portable
-from aoti_lsp.fixes.fixer import applicable
-from aoti_lsp.fixes.layout import compile_error
-from aoti_lsp.fixes.project_fix import fix_project
-from aoti_lsp.project.project import SKIPPED, Project, summarize, summarizers
-from aoti_lsp.rules import all_rules
-from aoti_lsp.analysis.source import Source, SourceError, decode_check
 
+# The analysis (tree-sitter, rules, facts), the fixer and notebooks are imported where they are
+# first used: a warm run that the cache answers, the common pre-commit case, never needs them.
 MAX_BYTES = budget.MAX_BYTES  # the server's cap too
 PARALLEL_MIN = 64  # below this many files, starting processes costs more than it saves
 CHUNK = 48  # files per pass-1 task: small enough to balance, large enough to be cheap to send
 
 
 def read(path: str) -> tuple[bytes, str | None]:
+    from aoti_lsp.analysis.source import SourceError, decode_check
+    from aoti_lsp.project import notebook
+
     try:
         size = os.path.getsize(path)
         if size > MAX_BYTES:
@@ -55,7 +51,7 @@ def read(path: str) -> tuple[bytes, str | None]:
         return b"", f"{path}: cannot read: {exc.strerror}"
 
 
-def wanted(source: Source, rules, cfg, project=None) -> bool:
+def wanted(source, rules, cfg, project=None) -> bool:
     """Before the summaries (project None): would any rule check or summarise this file?
     After: would any rule check it? Token look-ups only, no parse."""
     if project is None:
@@ -68,6 +64,10 @@ def _scan(paths, cfg, checked=None, prior=None):
     facts = (stamp, content hash, would a rule check it), for the cache. Only files in `checked`
     (all when None) are kept for pass 2. `prior`: cache entries by path; a file whose content
     hash is the cached one (touched, not changed) is not summarised again."""
+    from aoti_lsp.analysis.source import Source
+    from aoti_lsp.project.project import SKIPPED, summarize, summarizers
+    from aoti_lsp.rules import all_rules
+
     rules = [r for r in all_rules() if cfg.enabled(r.code)]
     summarise = bool(summarizers(cfg))
     kept, rows = {}, []
@@ -97,6 +97,10 @@ def _check(sources, cfg, mode, project, edits=True):
     """Pass 2: (path, old bytes, new bytes or None, findings, errors) per source, and the
     `.pt2` packages each check read (a cached result depends on them). Findings are portable:
     lazy fixes built when `edits`, else stubs."""
+    from aoti_lsp.analysis.engine import analyze
+    from aoti_lsp.analysis.findings import portable
+    from aoti_lsp.rules import all_rules
+
     rules = [r for r in all_rules() if cfg.enabled(r.code)]
     out = []
     for source in sources:
@@ -120,6 +124,8 @@ def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior, edits=True):
             outbox.put(("scan", wid, rows))
         outbox.put(("scanned", wid, None))
         paths, project = inbox.get()
+        from aoti_lsp.analysis.source import Source
+
         sources = [kept.get(p) or Source(read(p)[0], p) for p in paths]  # trees from pass 1 reused
         outbox.put(("results", wid, _check(sources, cfg, mode, project, edits)))
     except BaseException as exc:  # reported by the parent as an internal error
@@ -139,11 +145,17 @@ def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str
     kind, unsafe = mode
     if kind == "check":
         return _run(paths, cfg, mode, jobs, scan, root, cache, edits)[0]
-    results, project = _run(paths, cfg, ("check", unsafe), jobs, scan, root, cache, edits)
-    return _fix(results, cfg, unsafe, project, {} if stats is None else stats)
+    results, index = _run(paths, cfg, ("check", unsafe), jobs, scan, root, cache, edits)
+    return _fix(results, cfg, unsafe, index.project, {} if stats is None else stats)
 
 
 def _fix(results, cfg, unsafe: bool, project, stats: dict):
+    """`project()`: the project's summaries (built when first asked for)."""
+    from aoti_lsp.analysis.source import Source
+    from aoti_lsp.fixes.fixer import applicable
+    from aoti_lsp.fixes.layout import compile_error
+    from aoti_lsp.fixes.project_fix import fix_project
+
     out, sources = [], []
     for row in results:
         path, old, _, findings, errs = row
@@ -154,7 +166,7 @@ def _fix(results, cfg, unsafe: bool, project, stats: dict):
         else:
             sources.append(Source(old, path))
     if sources:
-        fixed = fix_project(sources, cfg, unsafe, project)
+        fixed = fix_project(sources, cfg, unsafe, project())
         out += [(f.path, f.old, f.new, f.remaining, f.errors) for f in fixed.values()]
         before = sum(len(r[3]) for r in results if r[0] in {s.path for s in sources})
         after = sum(len(f.remaining) for f in fixed.values())
@@ -165,18 +177,20 @@ def _fix(results, cfg, unsafe: bool, project, stats: dict):
 
 
 def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
-    """(results, project) of a check."""
-    index = _Index(paths, scan, cfg, mode, cache, edits)
-    project = Project(root=root)
-    for path, summary in index.known.items():
-        project.update(path, summary)
-    work = len(index.misses) + (len(index.to_check(project)) if not index.misses else len(paths))
+    """(results, the _Index: its project()) of a check."""
+    index = _Index(paths, scan, cfg, mode, cache, edits, root)
+    work = len(index.misses) + (len(index.to_check()) if not index.misses else len(paths))
+    if not work:  # the cache answers for every file: no analysis imported, no project built
+        return index.finish([], [], []), index
+    project = index.project()
     if work < PARALLEL_MIN or jobs < 2:
         kept, rows = _scan(index.misses, cfg, index.checked, index.prior) if index.misses else ({}, [])
         index.scanned(rows, project)
-        todo = index.to_check(project)
+        todo = index.to_check()
+        from aoti_lsp.analysis.source import Source
+
         sources = [kept.get(p) or Source(read(p)[0], p) for p in todo]
-        return index.finish(rows, _check(sources, cfg, mode, project, edits) if sources else [], todo, project), project
+        return index.finish(rows, _check(sources, cfg, mode, project, edits) if sources else [], todo), index
 
     import multiprocessing as mp  # here: a warm run from the cache starts no process and needs none
 
@@ -228,7 +242,7 @@ def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=T
         index.scanned(rows, project)
         # pass 2: a file parsed in pass 1 stays with its worker; the rest go where the load is least
         plan, load = [[] for _ in workers], [0.0] * n
-        todo = index.to_check(project)
+        todo = index.to_check()
         for path in sorted(todo, key=lambda p: (not owner.get(p, (0, False))[1], -_size(p))):
             wid, parsed = owner.get(path, (0, False))
             if not parsed:
@@ -240,7 +254,7 @@ def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=T
         checked = []
         for _, _, payload in _collect(outbox, workers, until="results"):
             checked.extend(payload)
-        return index.finish(rows, checked, todo, project), project
+        return index.finish(rows, checked, todo), index
     except BaseException:  # SIGTERM, Ctrl-C: kill now (waiting 5 s on each busy worker first took 10 s)
         for proc, _ in workers:
             proc.kill()
@@ -255,8 +269,9 @@ def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=T
 class _Index:
     """What the cache already knows, what pass 1 must read, what pass 2 must check."""
 
-    def __init__(self, paths, scan, cfg, mode, cache, edits=True):
-        self.paths, self.cfg, self.cache, self.edits = paths, cfg, cache, edits
+    def __init__(self, paths, scan, cfg, mode, cache, edits=True, root=None):
+        self.paths, self.cfg, self.cache, self.edits, self.root = paths, cfg, cache, edits, root
+        self._project = None
         self.reuse = cache is not None and mode[0] == "check"  # --fix / --diff: never cached results
         self.checked = set(paths)
         self.scan = list(paths) if scan is None else list(scan)
@@ -282,6 +297,16 @@ class _Index:
         self._todo: list[str] | None = None
         self._spelling: dict[str, str] | None = None
 
+    def project(self):
+        """The project as the cache knows it (built on first use: a warm run needs none)."""
+        if self._project is None:
+            from aoti_lsp.project.project import Project
+
+            self._project = Project(root=self.root)
+            for path, summary in self.known.items():
+                self._project.update(path, summary)
+        return self._project
+
     def scanned(self, rows, project) -> None:
         if rows:
             self._todo = None  # summaries changed: decide again
@@ -294,7 +319,7 @@ class _Index:
             if self.cache is not None:
                 self.cache.store(path, facts[0], facts[1], facts[2], summary)
 
-    def to_check(self, project) -> list[str]:
+    def to_check(self) -> list[str]:
         """Files to check in pass 2; those with a valid cached result are served from it."""
         if self._todo is not None:
             return self._todo
@@ -318,7 +343,7 @@ class _Index:
             self._spelling = {cachemod.fast_abspath(p): p for p in self.scan}
         return self._spelling.get(path, path)
 
-    def finish(self, rows, checked, todo, project) -> list:
+    def finish(self, rows, checked, todo) -> list:
         """Rows for the caller: read errors, fresh results (stored in the cache), cached ones."""
         out = _errors(rows)
         fresh = {}
@@ -340,8 +365,10 @@ class _Index:
                 if err is None and entry is not None and cachemod.content_hash(data) == entry.hash:
                     out.append((path, data, None, findings, []))
                 else:  # changed since it was looked up: check what is there now
-                    out.extend(row for row, _ in _check([Source(data, path)], self.cfg, ("check", False), project,
-                                                        self.edits))
+                    from aoti_lsp.analysis.source import Source
+
+                    out.extend(row for row, _ in _check([Source(data, path)], self.cfg, ("check", False),
+                                                        self.project(), self.edits))
         self.cache.save(self.digest)
         return out
 
