@@ -135,6 +135,14 @@ class Entry:
     fingerprint: str
 
 
+def _valid_gate(g) -> tuple | None:
+    """A stored gate of the right shape (tuples of two tuples of strings), else None: computed again."""
+    ok = isinstance(g, tuple) and all(
+        isinstance(c, tuple) and len(c) == 2 and all(isinstance(part, tuple) and all(isinstance(t, str) for t in part)
+                                                     for part in c) for c in g)
+    return g if ok else None
+
+
 def _valid_entry(e) -> bool:
     return (isinstance(e, Entry) and isinstance(e.hash, str) and isinstance(e.checks, bool)
             and isinstance(e.summary, dict) and isinstance(e.fingerprint, str)
@@ -155,6 +163,7 @@ class Cache:
         self.entries: dict[str, Entry] = {}
         self.results: dict[str, tuple] = {}  # rel -> (hash, digest, findings, deps)
         self.seen: set[str] = set()
+        self.gate: tuple | None = None  # runner.gate under this build and configuration
         self.dirty = False
         if enabled:
             self._load()
@@ -184,7 +193,11 @@ class Cache:
             log.info("ignoring cache %s: %s", self.path, exc)
             self.dirty = True
             return
-        self.entries, self.results = data
+        self.entries, self.results, self.gate = data
+
+    def set_gate(self, clauses: tuple) -> None:
+        if clauses != self.gate:
+            self.gate, self.dirty = clauses, True
 
     def _decode(self, blob: bytes):
         if not blob.startswith(MAGIC):
@@ -207,7 +220,7 @@ class Cache:
                     and isinstance(r[1], str) and isinstance(r[2], list) and isinstance(r[3], tuple)
                     and all(isinstance(f, Finding) and all(isinstance(x, Related) for x in f.related) for f in r[2])):
                 raise ValueError("wrong shape")
-        return entries, results
+        return entries, results, _valid_gate(data.get("gate"))
 
     def lookup(self, path: str) -> Entry | None:
         """The cached entry when the file's (mtime_ns, size) is the one it was hashed at."""
@@ -284,7 +297,7 @@ class Cache:
             return
         try:
             payload = plaindata.dumps({"format": FORMAT, "key": self.key, "root": self.root, "entries": entries,
-                                       "results": results})
+                                       "results": results, "gate": self.gate})
         except (TypeError, ValueError, RecursionError) as exc:  # a summary holding something else: a bug, no cache
             log.warning("cannot store the cache %s: %s", self.path, exc)
             self.enabled = False

@@ -34,21 +34,46 @@ CHUNK = 48  # files per pass-1 task: small enough to balance, large enough to be
 
 
 def read(path: str) -> tuple[bytes, str | None]:
-    from aoti_lsp.analysis.source import SourceError, decode_check
-    from aoti_lsp.project import notebook
+    data, err, _ = _read(path)
+    return data, err
 
+
+def _read(path: str) -> tuple[bytes, str | None, tuple[int, int] | None]:
+    """(data, error, (mtime_ns, size) before the read): one open, one fstat."""
     try:
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            return b"", f"{path}: skipped: {size // 1024 // 1024} MB is over the {MAX_BYTES // 1024 // 1024} MB limit"
         with open(path, "rb") as fh:
-            data = notebook.python_of(path, fh.read())  # a notebook: its cells' program
-        decode_check(data)
-        return data, None
-    except SourceError as exc:
-        return b"", f"{path}: {exc}"
+            st = os.fstat(fh.fileno())
+            stamp = (st.st_mtime_ns, st.st_size)
+            if st.st_size > MAX_BYTES:
+                mb = st.st_size // 1024 // 1024
+                return b"", f"{path}: skipped: {mb} MB is over the {MAX_BYTES // 1024 // 1024} MB limit", stamp
+            data = fh.read()
     except OSError as exc:
-        return b"", f"{path}: cannot read: {exc.strerror}"
+        return b"", f"{path}: cannot read: {exc.strerror}", None
+    try:
+        if path.endswith(".ipynb"):  # a notebook: its cells' program (notebook.py)
+            from aoti_lsp.project import notebook
+
+            data = notebook.python_of(path, data)
+        if b"\x00" in data[:8192] or not _utf8(data):
+            from aoti_lsp.analysis.source import decode_check
+
+            decode_check(data)  # raises, with the message
+    except Exception as exc:
+        from aoti_lsp.analysis.source import SourceError
+
+        if isinstance(exc, SourceError):
+            return b"", f"{path}: {exc}", stamp
+        raise
+    return data, None, stamp
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def wanted(source, rules, cfg, project=None) -> bool:
@@ -59,26 +84,71 @@ def wanted(source, rules, cfg, project=None) -> bool:
     return any(r.wants(source, cfg) and r.relevant(source, project) for r in rules)
 
 
-def _scan(paths, cfg, checked=None, prior=None):
+def gate(cfg) -> tuple:
+    """The trigger tokens of every enabled rule as clauses ((any of A) and (any of B, if B)): a
+    file that passes none is neither checked nor summarised by any rule (`wanted` is False),
+    so pass 1 drops it after one byte scan, before a Source or the rules exist. The cache keeps
+    it (its key is the tool build and configuration): a run that reads one changed file
+    imports no rule to drop it."""
+    from aoti_lsp.project.project import summarizers
+    from aoti_lsp.rules import all_rules, minimal
+
+    clauses = []
+    for r in all_rules():
+        if cfg.enabled(r.code):
+            t = minimal(tuple(r.triggers_for(cfg)))
+            clauses.append((minimal(tuple(r.requires_any)), t) if r.requires_any else (t, ()))
+    for r in summarizers(cfg):
+        clauses.append((minimal(tuple(r.summary_triggers if r.summary_triggers is not None else r.triggers_for(cfg))), ()))
+    return tuple(dict.fromkeys(clauses))
+
+
+def _cached_gate(cfg, cache) -> tuple:
+    """`gate`, from the cache when it holds it (no rule imported), else computed and kept there."""
+    if cache is not None and cache.gate is not None:
+        return cache.gate
+    clauses = gate(cfg)
+    if cache is not None:
+        cache.set_gate(clauses)
+    return clauses
+
+
+def passes(clauses, data: bytes) -> bool:
+    """Whether a file's bytes hold a clause of `gate` (bytes.find: no decode, no parse)."""
+    return any(any(t.encode() in data for t in a) and (not b or any(t.encode() in data for t in b))
+               for a, b in clauses)
+
+
+def _scan(paths, cfg, checked=None, prior=None, clauses=None):
     """Pass 1 over some files: (kept sources by path, rows (path, error, summary, parsed, facts)).
     facts = (stamp, content hash, would a rule check it), for the cache. Only files in `checked`
     (all when None) are kept for pass 2. `prior`: cache entries by path; a file whose content
-    hash is the cached one (touched, not changed) is not summarised again."""
-    from aoti_lsp.analysis.source import Source
-    from aoti_lsp.project.project import SKIPPED, summarize, summarizers
-    from aoti_lsp.rules import all_rules
-
-    rules = [r for r in all_rules() if cfg.enabled(r.code)]
-    summarise = bool(summarizers(cfg))
+    hash is the cached one (touched, not changed) is not summarised again. `clauses`: the
+    `gate` (computed here when not given); a file without them is never parsed."""
+    clauses = gate(cfg) if clauses is None else clauses
+    rules = None
     kept, rows = {}, []
     for path in paths:
-        stamp = _stamp(path)
-        data, err = read(path)
+        data, err, stamp = _read(path)
         if err:
             rows.append((path, err, None, False, None))
             continue
-        source, digest = Source(data, path), cachemod.content_hash(data)
+        digest = cachemod.content_hash(data)
         old = (prior or {}).get(path)
+        if old is not None and old.hash == digest and not old.checks:
+            rows.append((path, None, old.summary, False, (stamp, digest, False)))
+            continue
+        if (old is None or old.hash != digest) and not passes(clauses, data):
+            rows.append((path, None, {}, False, (stamp, digest, False)))
+            continue
+        if rules is None:  # the first file that needs them
+            from aoti_lsp.analysis.source import Source
+            from aoti_lsp.project.project import SKIPPED, summarize, summarizers
+            from aoti_lsp.rules import all_rules
+
+            rules = [r for r in all_rules() if cfg.enabled(r.code)]
+            summarise = bool(summarizers(cfg))
+        source = Source(data, path)
         if old is not None and old.hash == digest:
             checks, summary = old.checks, old.summary
         else:
@@ -115,11 +185,11 @@ def _check(sources, cfg, mode, project, edits=True):
     return out
 
 
-def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior, edits=True):
+def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior, edits=True, clauses=None):
     try:
         kept = {}
         while (chunk := tasks.get()) is not None:  # pass 1: chunks handed out as workers free up
-            found, rows = _scan(chunk, cfg, checked, prior)
+            found, rows = _scan(chunk, cfg, checked, prior, clauses)
             kept.update(found)
             outbox.put(("scan", wid, rows))
         outbox.put(("scanned", wid, None))
@@ -182,16 +252,19 @@ def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
     work = len(index.misses) + (len(index.to_check()) if not index.misses else len(paths))
     if not work:  # the cache answers for every file: no analysis imported, no project built
         return index.finish([], [], []), index
-    project = index.project()
     if work < PARALLEL_MIN or jobs < 2:
-        kept, rows = _scan(index.misses, cfg, index.checked, index.prior) if index.misses else ({}, [])
-        index.scanned(rows, project)
+        kept, rows = _scan(index.misses, cfg, index.checked, index.prior, index.gate()) if index.misses else ({}, [])
+        index.scanned(rows)
         todo = index.to_check()
+        if not todo:  # nothing to check (a changed file without AOTI code): no project built
+            return index.finish(rows, [], todo), index
+        project = index.project()
         from aoti_lsp.analysis.source import Source
 
         sources = [kept.get(p) or Source(read(p)[0], p) for p in todo]
         return index.finish(rows, _check(sources, cfg, mode, project, edits) if sources else [], todo), index
 
+    project = index.project()
     import multiprocessing as mp  # here: a warm run from the cache starts no process and needs none
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
@@ -225,7 +298,8 @@ def _exit_on_sigterm():
 def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=True):
     for wid in range(n):
         inbox = ctx.Queue()
-        proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox, index.checked, index.prior, edits),
+        proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox, index.checked, index.prior, edits,
+                                                 index.gate()),
                            daemon=True)
         proc.start()
         workers.append((proc, inbox))
@@ -239,7 +313,7 @@ def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=T
             for row in payload:
                 rows.append(row)
                 owner[row[0]] = (wid, row[3])
-        index.scanned(rows, project)
+        index.scanned(rows)
         # pass 2: a file parsed in pass 1 stays with its worker; the rest go where the load is least
         plan, load = [[] for _ in workers], [0.0] * n
         todo = index.to_check()
@@ -297,6 +371,9 @@ class _Index:
         self._todo: list[str] | None = None
         self._spelling: dict[str, str] | None = None
 
+    def gate(self) -> tuple:
+        return _cached_gate(self.cfg, self.cache)
+
     def project(self):
         """The project as the cache knows it (built on first use: a warm run needs none)."""
         if self._project is None:
@@ -307,13 +384,15 @@ class _Index:
                 self._project.update(path, summary)
         return self._project
 
-    def scanned(self, rows, project) -> None:
+    def scanned(self, rows) -> None:
         if rows:
             self._todo = None  # summaries changed: decide again
         for path, err, summary, _, facts in rows:
             if err is not None:
                 continue
-            project.update(path, summary)
+            self.known[path] = summary
+            if self._project is not None:
+                self._project.update(path, summary)
             if facts[2]:
                 self.checks.add(path)
             if self.cache is not None:
@@ -395,11 +474,14 @@ def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int
 def index(paths: list[str], cfg, cache: "cachemod.Cache | None" = None):
     """(path, summary) for each readable file, one at a time (the server yields between them):
     from the cache when the file is unchanged, else summarised and stored. Saves at the end."""
+    clauses = None
     for path in paths:
         entry = cache.lookup(path) if cache is not None else None
         if entry is None:
             prior = cache.entries.get(cache.rel(path)) if cache is not None else None
-            _, rows = _scan([path], cfg, set(), {path: prior} if prior else None)
+            if clauses is None:
+                clauses = _cached_gate(cfg, cache)
+            _, rows = _scan([path], cfg, set(), {path: prior} if prior else None, clauses)
             _, err, summary, _, facts = rows[0]
             if err is not None:
                 continue
