@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import queue
+from functools import lru_cache
 import signal
 import threading
 
@@ -114,17 +115,37 @@ def _cached_gate(cfg, cache) -> tuple:
 
 
 def passes(clauses, data: bytes) -> bool:
-    """Whether a file's bytes hold a clause of `gate` (bytes.find: no decode, no parse)."""
-    return any(any(t.encode() in data for t in a) and (not b or any(t.encode() in data for t in b))
-               for a, b in clauses)
+    """Whether a file's bytes hold a clause of `gate` (bytes.find: no decode, no parse). Most
+    files hold none: one scan per entry token settles them; the clauses are read only for the rest."""
+    entry, encoded = _encoded(clauses)
+    if not any(t in data for t in entry):
+        return False
+    seen: dict[bytes, bool] = {}
+
+    def has(t: bytes) -> bool:
+        found = seen.get(t)
+        if found is None:
+            found = seen[t] = t in data
+        return found
+
+    return any(any(map(has, a)) and (not b or any(map(has, b))) for a, b in encoded)
 
 
-def _scan(paths, cfg, checked=None, prior=None, clauses=None):
+@lru_cache(maxsize=8)
+def _encoded(clauses) -> tuple:
+    """(entry tokens: every clause needs one of its first group; the clauses as bytes)."""
+    first = dict.fromkeys(t.encode() for a, _ in clauses for t in a)
+    entry = tuple(t for t in first if not any(o != t and o in t for o in first))  # "aot_compile(" adds nothing
+    return entry, tuple((tuple(t.encode() for t in a), tuple(t.encode() for t in b)) for a, b in clauses)
+
+
+def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True):
     """Pass 1 over some files: (kept sources by path, rows (path, error, summary, parsed, facts)).
     facts = (stamp, content hash, would a rule check it), for the cache. Only files in `checked`
     (all when None) are kept for pass 2. `prior`: cache entries by path; a file whose content
     hash is the cached one (touched, not changed) is not summarised again. `clauses`: the
-    `gate` (computed here when not given); a file without them is never parsed."""
+    `gate` (computed here when not given); a file without them is never parsed. `hashed`: the
+    content hash is taken (for the cache; without one, "")."""
     clauses = gate(cfg) if clauses is None else clauses
     rules = None
     kept, rows = {}, []
@@ -133,7 +154,7 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None):
         if err:
             rows.append((path, err, None, False, None))
             continue
-        digest = cachemod.content_hash(data)
+        digest = cachemod.content_hash(data) if hashed else ""
         old = (prior or {}).get(path)
         if old is not None and old.hash == digest and not old.checks:
             rows.append((path, None, old.summary, False, (stamp, digest, False)))
@@ -185,11 +206,11 @@ def _check(sources, cfg, mode, project, edits=True):
     return out
 
 
-def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior, edits=True, clauses=None):
+def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior, edits=True, clauses=None, hashed=True):
     try:
         kept = {}
         while (chunk := tasks.get()) is not None:  # pass 1: chunks handed out as workers free up
-            found, rows = _scan(chunk, cfg, checked, prior, clauses)
+            found, rows = _scan(chunk, cfg, checked, prior, clauses, hashed)
             kept.update(found)
             outbox.put(("scan", wid, rows))
         outbox.put(("scanned", wid, None))
@@ -253,7 +274,8 @@ def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
     if not work:  # the cache answers for every file: no analysis imported, no project built
         return index.finish([], [], []), index
     if work < PARALLEL_MIN or jobs < 2:
-        kept, rows = _scan(index.misses, cfg, index.checked, index.prior, index.gate()) if index.misses else ({}, [])
+        kept, rows = (_scan(index.misses, cfg, index.checked, index.prior, index.gate(), cache is not None)
+                      if index.misses else ({}, []))
         index.scanned(rows)
         todo = index.to_check()
         if not todo:  # nothing to check (a changed file without AOTI code): no project built
@@ -299,7 +321,7 @@ def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=T
     for wid in range(n):
         inbox = ctx.Queue()
         proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox, index.checked, index.prior, edits,
-                                                 index.gate()),
+                                                 index.gate(), index.cache is not None),
                            daemon=True)
         proc.start()
         workers.append((proc, inbox))
