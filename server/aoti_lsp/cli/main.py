@@ -55,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="pyproject.toml to read instead of the nearest one")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
-    p.add_argument("--jobs", "-j", type=_jobs, default=os.cpu_count() or 1, help="worker processes (1 or more)")
+    p.add_argument("--jobs", "-j", type=_jobs, default=None,
+                   help="worker processes (1 or more; default: one per core, once the files to read pay for them)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache (.aoti_lsp_cache/ at the project root)")
     return p
 
