@@ -103,15 +103,17 @@ def _modules(root: Path, *args: str) -> tuple[int, set[str], str]:
     return out.returncode, set(eval(out.stderr.strip().splitlines()[-1])), out.stderr
 
 
-@pytest.mark.parametrize("staged", ["pkg/m2.py", None])
-def test_a_warm_run_imports_no_rule_nor_the_analysis(tmp_path, staged):
+@pytest.mark.parametrize("change", ["edited", "touched", None])
+def test_a_warm_run_imports_no_rule_nor_the_analysis(tmp_path, change):
     """A run the cache answers (or one whose only changed file holds no trigger token, a
-    typical pre-commit run) imports neither the rules, the analysis (tree-sitter), the
-    reporters nor the fixer."""
+    typical pre-commit run; or one where a file with AOTI code, not named, was touched but not
+    changed) imports neither the rules, the analysis (tree-sitter), the reporters nor the fixer."""
     root = _project(tmp_path)
     assert _modules(root, "-j", "1", "pkg/m2.py")[0] == 0  # fills the cache, its gate included
-    if staged:
-        (root / staged).write_text(PLAIN + "Z = 3\n")
+    if change == "edited":
+        (root / "pkg" / "m2.py").write_text(PLAIN + "Z = 3\n")
+    elif change == "touched":
+        os.utime(root / "pkg" / "bad.py")
     code, mods, err = _modules(root, "-j", "1", "pkg/m2.py")
     assert code == 0 and "All checks passed!" in err
     heavy = {"aoti_lsp.rules", "aoti_lsp.analysis.source", "aoti_lsp.analysis.engine", "aoti_lsp.analysis.facts",

@@ -160,8 +160,8 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True):
             continue
         digest = cachemod.content_hash(data) if hashed else ""
         old = (prior or {}).get(path)
-        if old is not None and old.hash == digest and not old.checks:
-            rows.append((path, None, old.summary, False, (stamp, digest, False)))
+        if old is not None and old.hash == digest and not (old.checks and (checked is None or path in checked)):
+            rows.append((path, None, old.summary, False, (stamp, digest, old.checks)))  # touched, not changed
             continue
         if (old is None or old.hash != digest) and not passes(clauses, data):
             rows.append((path, None, {}, False, (stamp, digest, False)))
