@@ -202,3 +202,24 @@ def test_no_worker_pool_for_a_small_tree_unless_asked(tmp_path, monkeypatch, cap
     monkeypatch.setattr(runner, "PARALLEL_BYTES", 1)  # past the size: the default uses the cores
     assert cli.main(["--check", "--no-cache", "--output-format", "json", "."]) == 1
     assert pools == [1, 1] and json.loads(capsys.readouterr().out) == auto
+
+
+@pytest.mark.parametrize("select, ignore", [(("ALL",), ()), (("AOTI0",), ()), (("ALL",), ("AOTI2",)), (("AOTI3",), ())])
+def test_the_trigger_table_is_what_the_rules_compute(select, ignore):
+    """triggers.py lets a run drop files without importing the rules: it must say exactly what
+    they say (a rule's new token or a new rule fails this: copy the printed table)."""
+    import pprint
+
+    from aoti_lsp.project import triggers
+    from aoti_lsp.project.project import summarizers
+    from aoti_lsp.rules import all_rules, minimal
+
+    cfg = configmod.Config(select=select, ignore=ignore)
+    checks = tuple((r.code, (minimal(r.requires_any), minimal(r.triggers)) if r.requires_any else (minimal(r.triggers), ()))
+                   for r in all_rules())
+    summaries = tuple((r.code, (minimal(tuple(r.summary_triggers if r.summary_triggers is not None else r.triggers)), ()))
+                      for r in summarizers())
+    assert (triggers.CHECKS, triggers.SUMMARIES) == (checks, summaries), pprint.pformat((checks, summaries), width=110)
+    assert triggers.clauses(cfg) == runner.gate(cfg)
+    assert triggers.CODES == tuple(r.code for r in all_rules()) == tuple(configmod.known_codes())
+    assert triggers.clauses(configmod.Config(options={"jagged-names": ["nnz"]})) is None  # the rules decide

@@ -109,10 +109,13 @@ def gate(cfg) -> tuple:
 
 
 def _cached_gate(cfg, cache) -> tuple:
-    """`gate`, from the cache when it holds it (no rule imported), else computed and kept there."""
+    """`gate`, from the cache when it holds it, else from the rules' table (triggers.py), else
+    computed (the rules imported) and kept there."""
     if cache is not None and cache.gate is not None:
         return cache.gate
-    clauses = gate(cfg)
+    from aoti_lsp.project import triggers
+
+    clauses = triggers.clauses(cfg) or gate(cfg)
     if cache is not None:
         cache.set_gate(clauses)
     return clauses
