@@ -282,7 +282,7 @@ def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
     if not work:  # the cache answers for every file: no analysis imported, no project built
         return index.finish([], [], []), index
     auto, jobs = jobs is None, jobs or os.cpu_count() or 1
-    if work < PARALLEL_MIN or jobs < 2 or (auto and sum(map(_size, index.misses or index.to_check())) < PARALLEL_BYTES):
+    if work < PARALLEL_MIN or jobs < 2 or (auto and not _at_least(index.misses or index.to_check(), PARALLEL_BYTES)):
         kept, rows = (_scan(index.misses, cfg, index.checked, index.prior, index.gate(), cache is not None)
                       if index.misses else ({}, []))
         index.scanned(rows)
@@ -299,6 +299,10 @@ def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
     import multiprocessing as mp  # here: a warm run from the cache starts no process and needs none
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    if ctx.get_start_method() == "fork":  # imported once, before the fork: every worker has them
+        from aoti_lsp.rules import all_rules
+
+        all_rules()
     tasks, outbox = ctx.Queue(), ctx.Queue()
     n = min(jobs, max(len(index.misses), work))
     workers = []
@@ -535,6 +539,16 @@ def _stamp(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size)
+
+
+def _at_least(paths, size: int) -> bool:
+    """Whether the files hold `size` bytes or more (stats until they do)."""
+    total = 0
+    for path in paths:
+        total += _size(path)
+        if total >= size:
+            return True
+    return False
 
 
 def _size(path: str) -> int:
