@@ -223,3 +223,24 @@ def test_the_trigger_table_is_what_the_rules_compute(select, ignore):
     assert triggers.clauses(cfg) == runner.gate(cfg)
     assert triggers.CODES == tuple(r.code for r in all_rules()) == tuple(configmod.known_codes())
     assert triggers.clauses(configmod.Config(options={"jagged-names": ["nnz"]})) is None  # the rules decide
+
+
+def test_a_file_renamed_over_another_with_its_mtime_and_size_is_read_again(tmp_path, monkeypatch, capsys):
+    """The stamp holds the inode: an editor's or git's write-and-rename with the same mtime and
+    size (a tool that keeps mtimes, a coarse clock) is still a change."""
+    root = _project(tmp_path)
+    monkeypatch.chdir(root)
+    target = root / "pkg" / "m5.py"
+    assert cli.main(["--check", "-j", "1", "pkg/m5.py"]) == 0
+    capsys.readouterr()
+    before = target.stat()
+    swap = root / "pkg" / "swap.tmp"
+    bad = "import torch\nr = torch._export.aot_load(s, 'cpu')\n"
+    text = PLAIN + "X5 = 5\n"
+    swap.write_text(bad + "#" * (len(text) - len(bad) - 1) + "\n")
+    assert swap.stat().st_size == before.st_size
+    os.utime(swap, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(swap, target)
+    assert (target.stat().st_mtime_ns, target.stat().st_size) == (before.st_mtime_ns, before.st_size)
+    assert cli.main(["--check", "-j", "1", "pkg/m5.py"]) == 1
+    assert "AOTI002" in capsys.readouterr().out

@@ -1,8 +1,8 @@
 """The on-disk cache: `.aoti_lsp_cache/` at the project root (with a `.gitignore` holding `*`,
 like `.ruff_cache`), one file per tool build and configuration.
 
-Per file (by its absolute path; a cache moved with its root is ignored): the content hash, the (mtime_ns, size) it was
-hashed at (so a warm run stats instead of reading), whether a rule would check it, and its
+Per file (by its absolute path; a cache moved with its root is ignored): the content hash, the (mtime_ns, size, inode) it was
+hashed at (so a warm run stats instead of reading: a file whose stat is unchanged is not opened), whether a rule would check it, and its
 summary. Per checked file: its findings, valid only for the same content hash and the same
 *project digest* (every file's summary) and the same `.pt2` packages read on disk. A run whose
 output does not need fix edits (text) stores lazy fixes as stubs (findings.portable: libcst is
@@ -39,7 +39,7 @@ from aoti_lsp.analysis.findings import Finding, Related, needs_edits, portable
 log = logging.getLogger(__name__)
 
 DIR = ".aoti_lsp_cache"
-FORMAT = 2  # 2: JSON (plaindata), no longer pickle
+FORMAT = 3  # 2: JSON (plaindata), no longer pickle; 3: stamps hold the inode
 MAGIC = b"AOTI-LSP-CACHE\n"
 RACY_NS = 2_000_000_000  # a file changed this close to the run may change again unseen: re-hash it
 KEEP = 8  # cache files kept per root (one per tool build and configuration); older ones are removed
@@ -128,7 +128,7 @@ def _canon(v):
 @plaindata.allow
 @dataclasses.dataclass
 class Entry:
-    stamp: tuple[int, int] | None  # (mtime_ns, size) the hash was taken at; None: re-hash next time
+    stamp: tuple[int, int, int] | None  # (mtime_ns, size, inode) the hash was taken at; None: re-hash next time
     hash: str
     checks: bool  # would any rule check this file (before cross-file facts are known)
     summary: dict
@@ -146,7 +146,7 @@ def _valid_gate(g) -> tuple | None:
 def _valid_entry(e) -> bool:
     return (isinstance(e, Entry) and isinstance(e.hash, str) and isinstance(e.checks, bool)
             and isinstance(e.summary, dict) and isinstance(e.fingerprint, str)
-            and (e.stamp is None or (isinstance(e.stamp, tuple) and len(e.stamp) == 2
+            and (e.stamp is None or (isinstance(e.stamp, tuple) and len(e.stamp) == 3
                                      and all(isinstance(x, int) for x in e.stamp))))
 
 
@@ -223,7 +223,8 @@ class Cache:
         return entries, results, _valid_gate(data.get("gate"))
 
     def lookup(self, path: str) -> Entry | None:
-        """The cached entry when the file's (mtime_ns, size) is the one it was hashed at."""
+        """The cached entry when the file's (mtime_ns, size, inode) is the one it was hashed at: the
+        file is not opened."""
         rel = self.rel(path)
         entry = self.entries.get(rel)
         if entry is None or entry.stamp is None:
@@ -232,12 +233,12 @@ class Cache:
             st = os.stat(path)
         except OSError:
             return None
-        if (st.st_mtime_ns, st.st_size) != entry.stamp:
+        if (st.st_mtime_ns, st.st_size, st.st_ino) != entry.stamp:  # a file renamed over it: another inode
             return None
         self.seen.add(rel)
         return entry
 
-    def store(self, path: str, stamp: tuple[int, int] | None, hash_: str, checks: bool, summary: dict) -> Entry:
+    def store(self, path: str, stamp: tuple[int, int, int] | None, hash_: str, checks: bool, summary: dict) -> Entry:
         if stamp is not None and stamp[0] >= self.started - RACY_NS:
             stamp = None  # racy: the same (mtime, size) could still hide an edit
         rel = self.rel(path)

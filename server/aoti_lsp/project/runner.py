@@ -44,11 +44,11 @@ def read(path: str) -> tuple[bytes, str | None]:
 
 
 def _read(path: str) -> tuple[bytes, str | None, tuple[int, int] | None]:
-    """(data, error, (mtime_ns, size) before the read): one open, one fstat."""
+    """(data, error, (mtime_ns, size, inode) before the read: the cache's stamp): one open, one fstat."""
     try:
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
-            stamp = (st.st_mtime_ns, st.st_size)
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
             if st.st_size > MAX_BYTES:
                 mb = st.st_size // 1024 // 1024
                 return b"", f"{path}: skipped: {mb} MB is over the {MAX_BYTES // 1024 // 1024} MB limit", stamp
@@ -531,14 +531,6 @@ def index(paths: list[str], cfg, cache: "cachemod.Cache | None" = None):
 
 def _errors(rows):
     return [(path, None, None, [], [err]) for path, err, *_ in rows if err]
-
-
-def _stamp(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
 
 
 def _at_least(paths, size: int) -> bool:
