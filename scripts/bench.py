@@ -404,9 +404,19 @@ def trees() -> None:
         n = sum(1 for _ in tree.rglob("*.py"))
         label = f"tree {tree.name}"
         try:
-            a, out = timed([*AOTI, "--no-cache", "."], tree, runs=3, label=label)
-            _checked(label, out)
-            r, _ = timed([ruff, "check", "--no-cache", "--exit-zero", "--quiet", "--isolated", "."], tree, label="ruff " + tree.name)
+            # interleaved, best of 5 each: on a shared machine one slow run says little
+            a = r = None
+            cpu = {}
+            for _ in range(5):
+                t, out = timed([*AOTI, "--no-cache", "."], tree, runs=1, label=label)
+                _checked(label, out)
+                u, _ = timed([ruff, "check", "--no-cache", "--exit-zero", "--quiet", "--isolated", "."], tree, runs=1,
+                             label="ruff " + tree.name)
+                if a is None or t < a:
+                    a, cpu[label] = t, CPU[label]
+                if r is None or u < r:
+                    r, cpu["ruff " + tree.name] = u, CPU["ruff " + tree.name]
+            CPU.update(cpu)  # the best runs' CPU time
             shutil.rmtree(tree / ".aoti_lsp_cache", ignore_errors=True)
             timed([*AOTI, "."], tree, runs=1, label=label + " fill")
             w, out = timed([*AOTI, "."], tree, runs=3, label=label + " warm")
