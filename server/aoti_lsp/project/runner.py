@@ -31,9 +31,9 @@ from aoti_lsp.analysis import budget
 # first used: a warm run that the cache answers, the common pre-commit case, never needs them.
 MAX_BYTES = budget.MAX_BYTES  # the server's cap too
 PARALLEL_MIN = 64  # below this many files, starting processes costs more than it saves
-# ...nor below this many bytes to read, unless processes were asked for (-j): pass 1 costs ~5 ms
-# a MB (read, token scan), a parsed file ~25-70 ms a MB, and a worker's start ~0.1 s of CPU (issue
-# 25, 2 cores: e3nn's 0.6 MB and helion's 1.4 MB ran no faster with 2 processes, torch's 46 MB 1.7x)
+# ...nor below this many bytes to read, unless processes were asked for (-j). Measured (issue 25,
+# 2 shared cores, best of 5, --no-cache): helion 1.4 MB 79-93 ms in one process vs 146-189 ms with
+# two; e3nn 0.6 MB 121-186 vs 153-212 ms; ao 7 MB 486 vs 394 ms; torchrec 6.6 MB 599 vs 534 ms.
 PARALLEL_BYTES = 4 << 20
 CHUNK = 48  # files per pass-1 task: small enough to balance, large enough to be cheap to send
 
