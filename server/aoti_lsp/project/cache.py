@@ -22,7 +22,6 @@ regular files named as this tool names them. Where the root is not writable, no 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
 import os
 import re
@@ -31,6 +30,11 @@ import sys
 import time
 from contextlib import contextmanager
 from typing import Any
+
+try:  # hashlib loads OpenSSL first (3-10 ms of a ~80 ms run); blake2b is built into CPython
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover
+    from hashlib import blake2b
 
 from aoti_lsp import __version__
 from aoti_lsp.project import plaindata
@@ -49,7 +53,7 @@ OURS = re.compile(r"[0-9a-f]{24}\.(json|pickle)")  # the names this tool writes 
 
 
 def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def _tool_key() -> str:
@@ -57,7 +61,7 @@ def _tool_key() -> str:
     (rules, queries, data), so an edited rule invalidates without a version bump. Files are
     known by their stat (path, mtime_ns, size), never read: a run must not read ~60 files to
     find its cache (an edit, a reinstall or a checkout changes the mtime)."""
-    h = hashlib.blake2b(digest_size=16)
+    h = blake2b(digest_size=16)
     h.update(f"{FORMAT}|{__version__}|{sys.version_info[:2]}".encode())
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the aoti_lsp package
     queries = [f for f in _module_folders("aoti_lsp.queries") if not f.startswith(pkg + os.sep)]  # editable: apart
@@ -105,12 +109,12 @@ def tool_key() -> str:
 
 def key_of(config) -> str:
     """The cache file's name: tool build and the whole configuration (a config change invalidates)."""
-    return hashlib.blake2b(f"{tool_key()}|{config!r}".encode(), digest_size=12).hexdigest()
+    return blake2b(f"{tool_key()}|{config!r}".encode(), digest_size=12).hexdigest()
 
 
 def fingerprint(value: Any) -> str:
     """A stable digest of a summary (sets sorted: their order changes from one process to the next)."""
-    return hashlib.blake2b(repr(_canon(value)).encode(), digest_size=16).hexdigest()
+    return blake2b(repr(_canon(value)).encode(), digest_size=16).hexdigest()
 
 
 def _canon(v):
@@ -204,7 +208,7 @@ class Cache:
             raise ValueError("not an aoti-lsp cache")
         head = len(MAGIC)
         digest, payload = blob[head:head + 32], blob[head + 32:]
-        if hashlib.blake2b(payload, digest_size=16).hexdigest().encode() != digest:
+        if blake2b(payload, digest_size=16).hexdigest().encode() != digest:
             raise ValueError("checksum mismatch (truncated or corrupt)")
         data = plaindata.loads(payload)
         if not (isinstance(data, dict) and data.get("key") == self.key and data.get("format") == FORMAT
@@ -254,7 +258,7 @@ class Cache:
     # -- results -------------------------------------------------------------------------------
     def digest(self, paths) -> str:
         """Every summary of the project: a cached result is valid only while this is unchanged."""
-        h = hashlib.blake2b(digest_size=16)
+        h = blake2b(digest_size=16)
         for rel in sorted(self.rel(p) for p in paths):
             e = self.entries.get(rel)
             if e is not None and e.summary:
@@ -303,7 +307,7 @@ class Cache:
             log.warning("cannot store the cache %s: %s", self.path, exc)
             self.enabled = False
             return
-        blob = MAGIC + hashlib.blake2b(payload, digest_size=16).hexdigest().encode() + payload
+        blob = MAGIC + blake2b(payload, digest_size=16).hexdigest().encode() + payload
         try:
             folder = _folder(self.root, create=True)
             if folder is None:
