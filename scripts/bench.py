@@ -4,13 +4,21 @@ a. A generated 20k-line file with ~1,100 compile / load / call sites (new and ol
    functions, methods and at module level, ordinary code between): `--check` <= 1.0 s; the same
    with twice the sites costs <= 2.3x.
 b. torch's own sources (copied once from the installed torch into $TMPDIR/aoti-lsp-bench, outside
-   any git work tree): `--check` <= 1.0x `ruff check` (default rules, both without cache); a warm
-   run with aoti-lsp's cache <= 0.3 s.
+   any git work tree): `--check` <= 0.5x `ruff check` (default rules, both without cache); a warm
+   run with aoti-lsp's cache <= 0.25 s (issue 25).
 c. The language server's own functions on the 20k-line file: first diagnostics <= 300 ms (best
    of 3 fresh servers; what didOpen and the first diagnostics do: the whole file's analysis),
    one keystroke <= 15 ms (reparse, analysis, diagnostics). What waits
    for typing to pause (the summary other files read,
    what a keystroke's slice reads) is reported apart.
+
+d. Where users wait (issue 25): a pre-commit run on one staged file of a 40-file project, by the
+   command the hook runs (`aoti-lsp --check FILE`, the console script), the file edited and staged
+   before each run, the cache filled by the commit before: <= 0.12 s and <= 3.5x a bare
+   `python -c pass`. Both a file without AOTI code (most commits) and one with it are measured.
+e. Real repositories' trees (50-1,500 files; exported from the bare mirrors in $AOTI_BENCH_MIRRORS,
+   default /work/.mirror, into $TMPDIR/aoti-lsp-bench/trees): `--check --no-cache` <= 1.0x `ruff
+   check --no-cache` on each; the warm run is printed beside it.
 
 Every measurement runs in a child process with a time limit: one that runs past it is reported
 "over limit", never waited for. The bench fails (exit 1) when a run exits with an error or
@@ -266,23 +274,158 @@ def torch_sources() -> Path:
 def torch_tree() -> None:
     tree = torch_sources()
     size = sum(f.stat().st_size for f in tree.rglob("*.py")) / 1e6
-    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
-    if ruff is None:
-        sys.exit("bench needs ruff (pip install ruff)")
+    ruff = ruff_exe()
     try:
         a, out = timed([*AOTI, "--no-cache", str(tree)], CACHE, label="torch --check")
         findings(out, "torch --check")
         r, _ = timed([ruff, "check", "--no-cache", "--exit-zero", "--quiet", "--isolated", str(tree)], CACHE, label="ruff")
         print(f"b. torch sources ({size:.0f} MB, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}): aoti-lsp {a:.2f} s, "
-              f"ruff {r:.2f} s, ratio {a / r:.2f} (goal <= 1.0x: {verdict(a / r, 1.0)}); "
+              f"ruff {r:.2f} s, ratio {a / r:.2f} (goal <= 0.5x: {verdict(a / r, 0.5)}); "
               f"CPU {CPU['torch --check']:.2f} s vs {CPU['ruff']:.2f} s")
         shutil.rmtree(tree / ".aoti_lsp_cache", ignore_errors=True)
         timed([*AOTI, str(tree)], CACHE, runs=1, label="torch cache fill")
         w, out = timed([*AOTI, str(tree)], CACHE, label="torch warm")
         findings(out, "torch warm")
-        print(f"b. torch sources, warm (cache): {w:.2f} s, CPU {CPU['torch warm']:.2f} s (goal <= 0.3 s: {verdict(w, 0.3)})")
+        print(f"b. torch sources, warm (cache): {w:.2f} s, CPU {CPU['torch warm']:.2f} s (goal <= 0.25 s: {verdict(w, 0.25)})")
     except OverLimit as exc:
         print(f"b. torch sources: {exc}")
+
+
+def ruff_exe() -> str:
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is None:
+        sys.exit("bench needs ruff (pip install ruff)")
+    return ruff
+
+
+# -- where users wait: one staged file, real trees -------------------------------------------------
+def _hook_cmd() -> list[str]:
+    """What the pre-commit hook runs (.pre-commit-hooks.yaml: `aoti-lsp --check`), as installed."""
+    script = Path(sys.executable).parent / "aoti-lsp"
+    return [str(script), "--check"] if script.exists() else [sys.executable, "-m", "aoti_lsp", "--check"]
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={
+        **ENV, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"})
+
+
+def small_project() -> Path:
+    """A 40-file project in a git repository of its own: 38 ordinary modules, 2 with AOTI code."""
+    root = CACHE / "precommit-project"
+    if (root / ".git").exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    rng = random.Random(25)
+    for i in range(38):
+        path = root / "app" / f"mod_{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("import os\nimport json\n\n\n" + "\n\n".join(_filler(rng, i * 10 + k) for k in range(12)), "utf-8")
+    for i in range(2):  # the deprecated API (AOTI001/002): findings
+        (root / "app" / f"aoti_{i}.py").write_text(
+            "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x.relu()\n\n\n"
+            f"so_path = torch._export.aot_compile(Net(), (torch.randn(2, {8 + i}),))\n"
+            "runner = torch._export.aot_load(so_path, \"cpu\")\n", "utf-8")
+    (root / "pyproject.toml").write_text('[project]\nname = "small"\nversion = "0"\n', "utf-8")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "start")
+    return root
+
+
+def _checked(label: str, out: str) -> bool:
+    """Whether a run checked something: the text summary says so (never printed for nothing)."""
+    text = out + STDERR.get(label, "")
+    if "All checks passed!" in text or re.search(r"^Found \d+ findings?", text, re.M):
+        return True
+    failures.append(f"{label}: checked nothing (no summary line)")
+    return False
+
+
+def staged_run(root: Path, rel: str, label: str, runs: int = 7) -> float:
+    """Best wall time of the hook's command on `rel`, edited and staged before each run (a
+    commit's file has changed since the cache saw it)."""
+    path = root / rel
+    base = path.read_text("utf-8").split("\n# bench edit")[0]
+    best = None
+    for k in range(runs + 1):  # the first fills the cache: the commit before
+        path.write_text(f"{base}\n# bench edit {k} {time.time_ns()}\n", "utf-8")
+        _git(root, "add", rel)
+        t, out = timed([*_hook_cmd(), rel], root, runs=1, label=label)
+        if k:
+            best = t if best is None else min(best, t)
+    _checked(label, out)
+    return best
+
+
+def startup() -> None:
+    py, _ = timed([sys.executable, "-c", "pass"], CACHE, runs=7, label="python -c pass")
+    print(f"d. python -c pass: {py * 1000:.0f} ms")
+    root = small_project()
+    for rel, what in (("app/mod_7.py", "without AOTI code"), ("app/aoti_0.py", "with AOTI code")):
+        label = f"staged {what}"
+        # the hook fails the commit on findings: exit 1 is its answer there, not an error
+        before = len(failures)
+        t = staged_run(root, rel, label)
+        failures[before:] = [f for f in failures[before:] if not (what == "with AOTI code" and "exit code 1:" in f)]
+        if what == "with AOTI code":
+            findings("", label)
+        r = t / py
+        print(f"d. pre-commit, one staged file {what} (40-file project): {t * 1000:.0f} ms, {r:.1f}x python -c pass "
+              f"(goal <= 120 ms and <= 3.5x: {verdict(max(t / 0.12, r / 3.5), 1.0)}); CPU {CPU[label] * 1000:.0f} ms")
+
+
+MIRRORS = Path(os.environ.get("AOTI_BENCH_MIRRORS", "/work/.mirror"))
+TREES = ("e3nn+e3nn", "pytorch-labs+helion", "pytorch+torchrec", "pytorch+ao")  # 113, 137, 532, 633 .py files
+
+
+def real_trees() -> list[Path]:
+    out = []
+    for name in TREES:
+        dest = CACHE / "trees" / name
+        if not dest.exists():
+            git_dir = MIRRORS / name / "repo"
+            if not git_dir.exists():
+                print(f"e. {name}: not measured (no mirror at {git_dir})")
+                continue
+            tmp = dest.with_suffix(".tmp")
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+            archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "HEAD"], capture_output=True, check=True)
+            subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+            tmp.rename(dest)
+        out.append(dest)
+    return out
+
+
+def trees() -> None:
+    ruff = ruff_exe()
+    for tree in real_trees():
+        n = sum(1 for _ in tree.rglob("*.py"))
+        label = f"tree {tree.name}"
+        try:
+            # interleaved, best of 5 each: on a shared machine one slow run says little
+            a = r = None
+            cpu = {}
+            for _ in range(5):
+                t, out = timed([*AOTI, "--no-cache", "."], tree, runs=1, label=label)
+                _checked(label, out)
+                u, _ = timed([ruff, "check", "--no-cache", "--exit-zero", "--quiet", "--isolated", "."], tree, runs=1,
+                             label="ruff " + tree.name)
+                if a is None or t < a:
+                    a, cpu[label] = t, CPU[label]
+                if r is None or u < r:
+                    r, cpu["ruff " + tree.name] = u, CPU["ruff " + tree.name]
+            CPU.update(cpu)  # the best runs' CPU time
+            shutil.rmtree(tree / ".aoti_lsp_cache", ignore_errors=True)
+            timed([*AOTI, "."], tree, runs=1, label=label + " fill")
+            w, out = timed([*AOTI, "."], tree, runs=3, label=label + " warm")
+            _checked(label + " warm", out)
+        except OverLimit as exc:
+            print(f"e. {tree.name}: {exc}")
+            continue
+        print(f"e. {tree.name} ({n} .py files): aoti-lsp {a:.2f} s, ruff {r:.2f} s, ratio {a / r:.2f} "
+              f"(goal <= 1.0x: {verdict(a / r, 1.0)}); warm {w:.2f} s; CPU {CPU[label]:.2f} s vs {CPU['ruff ' + tree.name]:.2f} s")
 
 
 # -- the server (child process) --------------------------------------------------------------------
@@ -418,11 +561,15 @@ if __name__ == "__main__":
     import compileall
 
     compileall.compile_dir(str(ROOT / "server" / "aoti_lsp"), quiet=1)
-    only = set(sys.argv[1:]) or {"generated", "torch", "server"}
+    only = set(sys.argv[1:]) or {"generated", "torch", "server", "startup", "trees"}
     if "generated" in only:
         generated_file()
+    if "startup" in only:
+        startup()
     if "torch" in only:
         torch_tree()
+    if "trees" in only:
+        trees()
     if "server" in only:
         server()
     if failures:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import pickle
@@ -262,7 +263,7 @@ def test_a_bad_cache_is_ignored_and_rebuilt(project, capsys, damage):
                 b'"EVIL"', b'{"c":"Popen","v":[["touch","%s"]]}' % str(marker).encode())
         else:
             payload = cachemod.plaindata.dumps(data)
-        path.write_bytes(cachemod.MAGIC + cachemod.hashlib.blake2b(payload, digest_size=16).hexdigest().encode() + payload)
+        path.write_bytes(cachemod.MAGIC + hashlib.blake2b(payload, digest_size=16).hexdigest().encode() + payload)
     assert findings(run(capsys, ".")[1]) == CROSS
     assert findings(run(capsys, "app.py")[1]) == CROSS
     assert not marker.exists()

@@ -7,22 +7,16 @@ Imports neither pygls nor torch unless `serve` is asked for.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
-from collections import Counter
 from pathlib import Path
 
 from aoti_lsp import __version__
 from aoti_lsp.project import config as configmod
-from aoti_lsp.project import files, notebook, runner
-from aoti_lsp.cli import reporters
-from aoti_lsp.fixes import writes
-from aoti_lsp.fixes.fixer import applicable
-from aoti_lsp.analysis.noqa import unknown_noqa
-from aoti_lsp.analysis.positions import UTF32
-from aoti_lsp.rules import all_rules, rule_by_code
-from aoti_lsp.analysis.source import Source, descendants
+from aoti_lsp.project import files, runner
+
+# Imported where first needed (a run pays for what it does: a warm, clean run prints one line):
+# reporters, the fixer and writes, notebooks, the analysis (Source, noqa), the rules.
 
 
 
@@ -61,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="pyproject.toml to read instead of the nearest one")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
-    p.add_argument("--jobs", "-j", type=_jobs, default=os.cpu_count() or 1, help="worker processes (1 or more)")
+    p.add_argument("--jobs", "-j", type=_jobs, default=None,
+                   help="worker processes (1 or more; default: one per core, once the files to read pay for them)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache (.aoti_lsp_cache/ at the project root)")
     return p
 
@@ -111,6 +106,7 @@ def _main(argv: list[str] | None) -> int:
 
 def _rule(argv: list[str]) -> int:
     from aoti_lsp.cli.docs import render
+    from aoti_lsp.rules import all_rules, rule_by_code
 
     if not argv:
         for r in all_rules():
@@ -152,10 +148,15 @@ def check(args) -> int:
         return 2 if unchecked else 0
 
     items, notes, changed = [], [], 0
-    counts = Counter()
+    counts = {"none": 0, "fixable": 0, "hidden": 0, "display": 0}
     internal = bool(errors)
     results, failed = _write_all(results, config_for, args, stats.get("together", []))
     internal |= failed
+    if results:
+        from aoti_lsp.analysis.noqa import unknown_noqa
+        from aoti_lsp.analysis.source import Source
+        from aoti_lsp.cli import reporters
+        from aoti_lsp.project import notebook
     for path, old, new, findings, errs in sorted(results, key=lambda r: r[0]):
         for e in errs:
             # a file not analysed (time budget, size) may hide findings: never a pass (exit 2)
@@ -179,7 +180,9 @@ def check(args) -> int:
         for code, row in unknown_noqa(source):
             print(f"aoti-lsp: warning: {_rel(path)}:{notebook.where(path, source.data, row)}: unknown code {code!r} in a noqa comment (known: "
                   f"{', '.join(configmod.known_codes())})", file=sys.stderr)
-    if not args.diff:
+    if not args.diff and (items or notes or args.output_format != "text"):
+        from aoti_lsp.cli import reporters
+
         out = reporters.render(args.output_format, items, notes=notes, unsafe=args.unsafe_fixes,
                                color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         if out:
@@ -196,12 +199,17 @@ def check(args) -> int:
     if args.exit_zero:
         return 0
     if args.diff:  # 0 only when there is nothing to change and nothing left unfixed
+        from aoti_lsp.fixes.fixer import applicable
+
         return 1 if changed or any(not applicable(f.fix, args.unsafe_fixes) for f, _ in items) else 0
     return 1 if items else 0
 
 
 def _unfixed(items, unsafe: bool) -> None:
     """--diff: each finding the diff does not fix, on stderr with why (the diff keeps stdout)."""
+    from aoti_lsp.cli import reporters
+    from aoti_lsp.fixes.fixer import applicable
+
     for f, source in items:
         if applicable(f.fix, unsafe):
             continue
@@ -223,6 +231,8 @@ def _prints_edits(args) -> bool:
 
 def _fix_kind(fix, unsafe: bool) -> str:
     """How a finding's fix is counted in the summary: exactly as the reporters label it."""
+    from aoti_lsp.fixes.fixer import applicable
+
     if fix is None:
         return "none"
     if applicable(fix, unsafe):
@@ -232,7 +242,12 @@ def _fix_kind(fix, unsafe: bool) -> str:
     return "display"
 
 
-def _syntax_note(path: str, data: bytes, message: str) -> reporters.Note:
+def _syntax_note(path: str, data: bytes, message: str):
+    from aoti_lsp.analysis.positions import UTF32
+    from aoti_lsp.analysis.source import Source, descendants
+    from aoti_lsp.cli import reporters
+    from aoti_lsp.project import notebook
+
     source = Source(data, path)
     bad = min((n for n in descendants(source.tree.root_node) if n.is_error or n.is_missing),
               key=lambda n: n.start_byte, default=None)  # the first in the file
@@ -286,6 +301,8 @@ def _write_all(results, config_for, args, together):
     groups = [sorted(g & changed) for g in together if g & changed]
     grouped = set().union(*groups) if groups else set()
     groups += [[p] for p in sorted(changed - grouped)]
+    from aoti_lsp.fixes import writes
+
     writer, unwritten, failed = writes.Writer(), [], False
     for group in groups:
         try:
@@ -308,6 +325,8 @@ def _write_all(results, config_for, args, together):
 
 def _on_disk(path: str, old: bytes, new: bytes) -> tuple[bytes, bytes]:
     """What is read and written: a notebook's JSON, for its program's fix (notebook.py)."""
+    from aoti_lsp.project import notebook
+
     return notebook.on_disk(path, old, new) if notebook.is_notebook(path) else (old, new)
 
 
@@ -338,6 +357,10 @@ def _nor(group: list[str], message: str) -> str:
 
 
 def _diff(path: str, old: bytes, new: bytes) -> str:
+    import difflib
+
+    from aoti_lsp.project import notebook
+
     if notebook.is_notebook(path):
         return notebook.diff(path, old, new)
     return "".join(difflib.unified_diff(

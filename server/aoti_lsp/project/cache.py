@@ -1,8 +1,8 @@
 """The on-disk cache: `.aoti_lsp_cache/` at the project root (with a `.gitignore` holding `*`,
 like `.ruff_cache`), one file per tool build and configuration.
 
-Per file (by its absolute path; a cache moved with its root is ignored): the content hash, the (mtime_ns, size) it was
-hashed at (so a warm run stats instead of reading), whether a rule would check it, and its
+Per file (by its absolute path; a cache moved with its root is ignored): the content hash, the (mtime_ns, size, inode) it was
+hashed at (so a warm run stats instead of reading: a file whose stat is unchanged is not opened), whether a rule would check it, and its
 summary. Per checked file: its findings, valid only for the same content hash and the same
 *project digest* (every file's summary) and the same `.pt2` packages read on disk. A run whose
 output does not need fix edits (text) stores lazy fixes as stubs (findings.portable: libcst is
@@ -22,8 +22,6 @@ regular files named as this tool names them. Where the root is not writable, no 
 from __future__ import annotations
 
 import dataclasses
-import enum
-import hashlib
 import logging
 import os
 import re
@@ -33,6 +31,11 @@ import time
 from contextlib import contextmanager
 from typing import Any
 
+try:  # hashlib loads OpenSSL first (3-10 ms of a ~80 ms run); blake2b is built into CPython
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover
+    from hashlib import blake2b
+
 from aoti_lsp import __version__
 from aoti_lsp.project import plaindata
 from aoti_lsp.analysis.findings import Finding, Related, needs_edits, portable
@@ -40,7 +43,7 @@ from aoti_lsp.analysis.findings import Finding, Related, needs_edits, portable
 log = logging.getLogger(__name__)
 
 DIR = ".aoti_lsp_cache"
-FORMAT = 2  # 2: JSON (plaindata), no longer pickle
+FORMAT = 3  # 2: JSON (plaindata), no longer pickle; 3: stamps hold the inode
 MAGIC = b"AOTI-LSP-CACHE\n"
 RACY_NS = 2_000_000_000  # a file changed this close to the run may change again unseen: re-hash it
 KEEP = 8  # cache files kept per root (one per tool build and configuration); older ones are removed
@@ -50,26 +53,48 @@ OURS = re.compile(r"[0-9a-f]{24}\.(json|pickle)")  # the names this tool writes 
 
 
 def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def _tool_key() -> str:
-    """This build of the tool: version, Python, and the package's own files (rules, queries,
-    data), so an edited rule invalidates without a version bump."""
-    h = hashlib.blake2b(digest_size=16)
+    """This build of the tool: version, Python, tree-sitter's build, and the package's own files
+    (rules, queries, data), so an edited rule invalidates without a version bump. Files are
+    known by their stat (path, mtime_ns, size), never read: a run must not read ~60 files to
+    find its cache (an edit, a reinstall or a checkout changes the mtime)."""
+    h = blake2b(digest_size=16)
     h.update(f"{FORMAT}|{__version__}|{sys.version_info[:2]}".encode())
-    for mod in ("tree_sitter", "tree_sitter_python"):
-        h.update(str(getattr(sys.modules.get(mod), "__version__", "")).encode())
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the aoti_lsp package
-    for folder, dirs, files in sorted(os.walk(pkg)):
+    queries = [f for f in _module_folders("aoti_lsp.queries") if not f.startswith(pkg + os.sep)]  # editable: apart
+    for folder in (pkg, *queries, *_module_folders("tree_sitter", "tree_sitter_python")):
+        _stat_tree(h, folder)
+    return h.hexdigest()
+
+
+def _module_folders(*names: str) -> list[str]:
+    """The installed folders of modules, found without importing them (a warm run never does)."""
+    import importlib.util
+
+    out = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        out.extend(spec.submodule_search_locations or [] if spec is not None else [])
+    return out
+
+
+def _stat_tree(h, top: str) -> None:
+    for folder, dirs, files in sorted(os.walk(top)):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
-            if name.endswith((".py", ".scm", ".toml", ".json")):
+            if name.endswith((".py", ".scm", ".toml", ".json", ".so", ".pyd")):
                 path = os.path.join(folder, name)
-                h.update(os.path.relpath(path, pkg).encode())
-                with open(path, "rb") as fh:
-                    h.update(fh.read())
-    return h.hexdigest()
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                h.update(f"{os.path.relpath(path, top)}\0{st.st_mtime_ns}\0{st.st_size}\0".encode())
 
 
 _TOOL: str | None = None
@@ -84,12 +109,12 @@ def tool_key() -> str:
 
 def key_of(config) -> str:
     """The cache file's name: tool build and the whole configuration (a config change invalidates)."""
-    return hashlib.blake2b(f"{tool_key()}|{config!r}".encode(), digest_size=12).hexdigest()
+    return blake2b(f"{tool_key()}|{config!r}".encode(), digest_size=12).hexdigest()
 
 
 def fingerprint(value: Any) -> str:
     """A stable digest of a summary (sets sorted: their order changes from one process to the next)."""
-    return hashlib.blake2b(repr(_canon(value)).encode(), digest_size=16).hexdigest()
+    return blake2b(repr(_canon(value)).encode(), digest_size=16).hexdigest()
 
 
 def _canon(v):
@@ -107,17 +132,25 @@ def _canon(v):
 @plaindata.allow
 @dataclasses.dataclass
 class Entry:
-    stamp: tuple[int, int] | None  # (mtime_ns, size) the hash was taken at; None: re-hash next time
+    stamp: tuple[int, int, int] | None  # (mtime_ns, size, inode) the hash was taken at; None: re-hash next time
     hash: str
     checks: bool  # would any rule check this file (before cross-file facts are known)
     summary: dict
     fingerprint: str
 
 
+def _valid_gate(g) -> tuple | None:
+    """A stored gate of the right shape (tuples of two tuples of strings), else None: computed again."""
+    ok = isinstance(g, tuple) and all(
+        isinstance(c, tuple) and len(c) == 2 and all(isinstance(part, tuple) and all(isinstance(t, str) for t in part)
+                                                     for part in c) for c in g)
+    return g if ok else None
+
+
 def _valid_entry(e) -> bool:
     return (isinstance(e, Entry) and isinstance(e.hash, str) and isinstance(e.checks, bool)
             and isinstance(e.summary, dict) and isinstance(e.fingerprint, str)
-            and (e.stamp is None or (isinstance(e.stamp, tuple) and len(e.stamp) == 2
+            and (e.stamp is None or (isinstance(e.stamp, tuple) and len(e.stamp) == 3
                                      and all(isinstance(x, int) for x in e.stamp))))
 
 
@@ -134,6 +167,7 @@ class Cache:
         self.entries: dict[str, Entry] = {}
         self.results: dict[str, tuple] = {}  # rel -> (hash, digest, findings, deps)
         self.seen: set[str] = set()
+        self.gate: tuple | None = None  # runner.gate under this build and configuration
         self.dirty = False
         if enabled:
             self._load()
@@ -163,14 +197,18 @@ class Cache:
             log.info("ignoring cache %s: %s", self.path, exc)
             self.dirty = True
             return
-        self.entries, self.results = data
+        self.entries, self.results, self.gate = data
+
+    def set_gate(self, clauses: tuple) -> None:
+        if clauses != self.gate:
+            self.gate, self.dirty = clauses, True
 
     def _decode(self, blob: bytes):
         if not blob.startswith(MAGIC):
             raise ValueError("not an aoti-lsp cache")
         head = len(MAGIC)
         digest, payload = blob[head:head + 32], blob[head + 32:]
-        if hashlib.blake2b(payload, digest_size=16).hexdigest().encode() != digest:
+        if blake2b(payload, digest_size=16).hexdigest().encode() != digest:
             raise ValueError("checksum mismatch (truncated or corrupt)")
         data = plaindata.loads(payload)
         if not (isinstance(data, dict) and data.get("key") == self.key and data.get("format") == FORMAT
@@ -186,10 +224,11 @@ class Cache:
                     and isinstance(r[1], str) and isinstance(r[2], list) and isinstance(r[3], tuple)
                     and all(isinstance(f, Finding) and all(isinstance(x, Related) for x in f.related) for f in r[2])):
                 raise ValueError("wrong shape")
-        return entries, results
+        return entries, results, _valid_gate(data.get("gate"))
 
     def lookup(self, path: str) -> Entry | None:
-        """The cached entry when the file's (mtime_ns, size) is the one it was hashed at."""
+        """The cached entry when the file's (mtime_ns, size, inode) is the one it was hashed at: the
+        file is not opened."""
         rel = self.rel(path)
         entry = self.entries.get(rel)
         if entry is None or entry.stamp is None:
@@ -198,12 +237,12 @@ class Cache:
             st = os.stat(path)
         except OSError:
             return None
-        if (st.st_mtime_ns, st.st_size) != entry.stamp:
+        if (st.st_mtime_ns, st.st_size, st.st_ino) != entry.stamp:  # a file renamed over it: another inode
             return None
         self.seen.add(rel)
         return entry
 
-    def store(self, path: str, stamp: tuple[int, int] | None, hash_: str, checks: bool, summary: dict) -> Entry:
+    def store(self, path: str, stamp: tuple[int, int, int] | None, hash_: str, checks: bool, summary: dict) -> Entry:
         if stamp is not None and stamp[0] >= self.started - RACY_NS:
             stamp = None  # racy: the same (mtime, size) could still hide an edit
         rel = self.rel(path)
@@ -219,7 +258,7 @@ class Cache:
     # -- results -------------------------------------------------------------------------------
     def digest(self, paths) -> str:
         """Every summary of the project: a cached result is valid only while this is unchanged."""
-        h = hashlib.blake2b(digest_size=16)
+        h = blake2b(digest_size=16)
         for rel in sorted(self.rel(p) for p in paths):
             e = self.entries.get(rel)
             if e is not None and e.summary:
@@ -263,12 +302,12 @@ class Cache:
             return
         try:
             payload = plaindata.dumps({"format": FORMAT, "key": self.key, "root": self.root, "entries": entries,
-                                       "results": results})
+                                       "results": results, "gate": self.gate})
         except (TypeError, ValueError, RecursionError) as exc:  # a summary holding something else: a bug, no cache
             log.warning("cannot store the cache %s: %s", self.path, exc)
             self.enabled = False
             return
-        blob = MAGIC + hashlib.blake2b(payload, digest_size=16).hexdigest().encode() + payload
+        blob = MAGIC + blake2b(payload, digest_size=16).hexdigest().encode() + payload
         try:
             folder = _folder(self.root, create=True)
             if folder is None:

@@ -19,43 +19,69 @@ from __future__ import annotations
 
 import os
 import queue
+from functools import lru_cache
 import signal
 import threading
 
 from aoti_lsp.project import cache as cachemod
 from aoti_lsp.project import files
 from aoti_lsp.analysis import budget
-from aoti_lsp.project import notebook
-from aoti_lsp.analysis.engine import analyze
-from aoti_lsp.analysis.findings import portable
-from aoti_lsp.fixes.fixer import applicable
-from aoti_lsp.fixes.layout import compile_error
-from aoti_lsp.fixes.project_fix import fix_project
-from aoti_lsp.project.project import SKIPPED, Project, summarize, summarizers
-from aoti_lsp.rules import all_rules
-from aoti_lsp.analysis.source import Source, SourceError, decode_check
 
+# The analysis (tree-sitter, rules, facts), the fixer and notebooks are imported where they are
+# first used: a warm run that the cache answers, the common pre-commit case, never needs them.
 MAX_BYTES = budget.MAX_BYTES  # the server's cap too
 PARALLEL_MIN = 64  # below this many files, starting processes costs more than it saves
+# ...nor below this many bytes to read, unless processes were asked for (-j). Measured (issue 25,
+# 2 shared cores, best of 5, --no-cache): helion 1.4 MB 79-93 ms in one process vs 146-189 ms with
+# two; e3nn 0.6 MB 121-186 vs 153-212 ms; ao 7 MB 486 vs 394 ms; torchrec 6.6 MB 599 vs 534 ms.
+PARALLEL_BYTES = 4 << 20
 CHUNK = 48  # files per pass-1 task: small enough to balance, large enough to be cheap to send
 
 
 def read(path: str) -> tuple[bytes, str | None]:
+    data, err, _ = _read(path)
+    return data, err
+
+
+def _read(path: str) -> tuple[bytes, str | None, tuple[int, int] | None]:
+    """(data, error, (mtime_ns, size, inode) before the read: the cache's stamp): one open, one fstat."""
     try:
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            return b"", f"{path}: skipped: {size // 1024 // 1024} MB is over the {MAX_BYTES // 1024 // 1024} MB limit"
         with open(path, "rb") as fh:
-            data = notebook.python_of(path, fh.read())  # a notebook: its cells' program
-        decode_check(data)
-        return data, None
-    except SourceError as exc:
-        return b"", f"{path}: {exc}"
+            st = os.fstat(fh.fileno())
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+            if st.st_size > MAX_BYTES:
+                mb = st.st_size // 1024 // 1024
+                return b"", f"{path}: skipped: {mb} MB is over the {MAX_BYTES // 1024 // 1024} MB limit", stamp
+            data = fh.read()
     except OSError as exc:
-        return b"", f"{path}: cannot read: {exc.strerror}"
+        return b"", f"{path}: cannot read: {exc.strerror}", None
+    try:
+        if path.endswith(".ipynb"):  # a notebook: its cells' program (notebook.py)
+            from aoti_lsp.project import notebook
+
+            data = notebook.python_of(path, data)
+        if b"\x00" in data[:8192] or not _utf8(data):
+            from aoti_lsp.analysis.source import decode_check
+
+            decode_check(data)  # raises, with the message
+    except Exception as exc:
+        from aoti_lsp.analysis.source import SourceError
+
+        if isinstance(exc, SourceError):
+            return b"", f"{path}: {exc}", stamp
+        raise
+    return data, None, stamp
 
 
-def wanted(source: Source, rules, cfg, project=None) -> bool:
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def wanted(source, rules, cfg, project=None) -> bool:
     """Before the summaries (project None): would any rule check or summarise this file?
     After: would any rule check it? Token look-ups only, no parse."""
     if project is None:
@@ -63,22 +89,94 @@ def wanted(source: Source, rules, cfg, project=None) -> bool:
     return any(r.wants(source, cfg) and r.relevant(source, project) for r in rules)
 
 
-def _scan(paths, cfg, checked=None, prior=None):
+def gate(cfg) -> tuple:
+    """The trigger tokens of every enabled rule as clauses ((any of A) and (any of B, if B)): a
+    file that passes none is neither checked nor summarised by any rule (`wanted` is False),
+    so pass 1 drops it after one byte scan, before a Source or the rules exist. The cache keeps
+    it (its key is the tool build and configuration): a run that reads one changed file
+    imports no rule to drop it."""
+    from aoti_lsp.project.project import summarizers
+    from aoti_lsp.rules import all_rules, minimal
+
+    clauses = []
+    for r in all_rules():
+        if cfg.enabled(r.code):
+            t = minimal(tuple(r.triggers_for(cfg)))
+            clauses.append((minimal(tuple(r.requires_any)), t) if r.requires_any else (t, ()))
+    for r in summarizers(cfg):
+        clauses.append((minimal(tuple(r.summary_triggers if r.summary_triggers is not None else r.triggers_for(cfg))), ()))
+    return tuple(dict.fromkeys(clauses))
+
+
+def _cached_gate(cfg, cache) -> tuple:
+    """`gate`, from the cache when it holds it, else from the rules' table (triggers.py), else
+    computed (the rules imported) and kept there."""
+    if cache is not None and cache.gate is not None:
+        return cache.gate
+    from aoti_lsp.project import triggers
+
+    clauses = triggers.clauses(cfg) or gate(cfg)
+    if cache is not None:
+        cache.set_gate(clauses)
+    return clauses
+
+
+def passes(clauses, data: bytes) -> bool:
+    """Whether a file's bytes hold a clause of `gate` (bytes.find: no decode, no parse). Most
+    files hold none: one scan per entry token settles them; the clauses are read only for the rest."""
+    entry, encoded = _encoded(clauses)
+    if not any(t in data for t in entry):
+        return False
+    seen: dict[bytes, bool] = {}
+
+    def has(t: bytes) -> bool:
+        found = seen.get(t)
+        if found is None:
+            found = seen[t] = t in data
+        return found
+
+    return any(any(map(has, a)) and (not b or any(map(has, b))) for a, b in encoded)
+
+
+@lru_cache(maxsize=8)
+def _encoded(clauses) -> tuple:
+    """(entry tokens: every clause needs one of its first group; the clauses as bytes)."""
+    first = dict.fromkeys(t.encode() for a, _ in clauses for t in a)
+    entry = tuple(t for t in first if not any(o != t and o in t for o in first))  # "aot_compile(" adds nothing
+    return entry, tuple((tuple(t.encode() for t in a), tuple(t.encode() for t in b)) for a, b in clauses)
+
+
+def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True):
     """Pass 1 over some files: (kept sources by path, rows (path, error, summary, parsed, facts)).
     facts = (stamp, content hash, would a rule check it), for the cache. Only files in `checked`
     (all when None) are kept for pass 2. `prior`: cache entries by path; a file whose content
-    hash is the cached one (touched, not changed) is not summarised again."""
-    rules = [r for r in all_rules() if cfg.enabled(r.code)]
-    summarise = bool(summarizers(cfg))
+    hash is the cached one (touched, not changed) is not summarised again. `clauses`: the
+    `gate` (computed here when not given); a file without them is never parsed. `hashed`: the
+    content hash is taken (for the cache; without one, "")."""
+    clauses = gate(cfg) if clauses is None else clauses
+    rules = None
     kept, rows = {}, []
     for path in paths:
-        stamp = _stamp(path)
-        data, err = read(path)
+        data, err, stamp = _read(path)
         if err:
             rows.append((path, err, None, False, None))
             continue
-        source, digest = Source(data, path), cachemod.content_hash(data)
+        digest = cachemod.content_hash(data) if hashed else ""
         old = (prior or {}).get(path)
+        if old is not None and old.hash == digest and not (old.checks and (checked is None or path in checked)):
+            rows.append((path, None, old.summary, False, (stamp, digest, old.checks)))  # touched, not changed
+            continue
+        if (old is None or old.hash != digest) and not passes(clauses, data):
+            rows.append((path, None, {}, False, (stamp, digest, False)))
+            continue
+        if rules is None:  # the first file that needs them
+            from aoti_lsp.analysis.source import Source
+            from aoti_lsp.project.project import SKIPPED, summarize, summarizers
+            from aoti_lsp.rules import all_rules
+
+            rules = [r for r in all_rules() if cfg.enabled(r.code)]
+            summarise = bool(summarizers(cfg))
+        source = Source(data, path)
         if old is not None and old.hash == digest:
             checks, summary = old.checks, old.summary
         else:
@@ -97,6 +195,10 @@ def _check(sources, cfg, mode, project, edits=True):
     """Pass 2: (path, old bytes, new bytes or None, findings, errors) per source, and the
     `.pt2` packages each check read (a cached result depends on them). Findings are portable:
     lazy fixes built when `edits`, else stubs."""
+    from aoti_lsp.analysis.engine import analyze
+    from aoti_lsp.analysis.findings import portable
+    from aoti_lsp.rules import all_rules
+
     rules = [r for r in all_rules() if cfg.enabled(r.code)]
     out = []
     for source in sources:
@@ -111,22 +213,24 @@ def _check(sources, cfg, mode, project, edits=True):
     return out
 
 
-def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior, edits=True):
+def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior, edits=True, clauses=None, hashed=True):
     try:
         kept = {}
         while (chunk := tasks.get()) is not None:  # pass 1: chunks handed out as workers free up
-            found, rows = _scan(chunk, cfg, checked, prior)
+            found, rows = _scan(chunk, cfg, checked, prior, clauses, hashed)
             kept.update(found)
             outbox.put(("scan", wid, rows))
         outbox.put(("scanned", wid, None))
         paths, project = inbox.get()
+        from aoti_lsp.analysis.source import Source
+
         sources = [kept.get(p) or Source(read(p)[0], p) for p in paths]  # trees from pass 1 reused
         outbox.put(("results", wid, _check(sources, cfg, mode, project, edits)))
     except BaseException as exc:  # reported by the parent as an internal error
         outbox.put(("failed", wid, repr(exc)))
 
 
-def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str] | None = None,
+def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int | None, scan: list[str] | None = None,
         root: str | None = None, cache: "cachemod.Cache | None" = None, stats: dict | None = None,
         edits: bool = True):
     """Results per file to check (`paths`): (path, old bytes or None, new bytes or None, findings,
@@ -134,16 +238,23 @@ def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int, scan: list[str
     the project root; `cache`: summaries (and, for a plain check, results) kept between runs.
     --fix / --diff: the files are checked as usual, then their fixes are applied for the whole
     project at once in this process (a migration edits every file that names its artifact).
+    `jobs`: processes; None: one per core, when the files to read are worth it (PARALLEL_BYTES).
     `edits`: the caller reads the fixes' edits of the findings returned (JSON output); without
     it, findings checked in another process or served from the cache may carry fix stubs."""
     kind, unsafe = mode
     if kind == "check":
         return _run(paths, cfg, mode, jobs, scan, root, cache, edits)[0]
-    results, project = _run(paths, cfg, ("check", unsafe), jobs, scan, root, cache, edits)
-    return _fix(results, cfg, unsafe, project, {} if stats is None else stats)
+    results, index = _run(paths, cfg, ("check", unsafe), jobs, scan, root, cache, edits)
+    return _fix(results, cfg, unsafe, index.project, {} if stats is None else stats)
 
 
 def _fix(results, cfg, unsafe: bool, project, stats: dict):
+    """`project()`: the project's summaries (built when first asked for)."""
+    from aoti_lsp.analysis.source import Source
+    from aoti_lsp.fixes.fixer import applicable
+    from aoti_lsp.fixes.layout import compile_error
+    from aoti_lsp.fixes.project_fix import fix_project
+
     out, sources = [], []
     for row in results:
         path, old, _, findings, errs = row
@@ -154,7 +265,7 @@ def _fix(results, cfg, unsafe: bool, project, stats: dict):
         else:
             sources.append(Source(old, path))
     if sources:
-        fixed = fix_project(sources, cfg, unsafe, project)
+        fixed = fix_project(sources, cfg, unsafe, project())
         out += [(f.path, f.old, f.new, f.remaining, f.errors) for f in fixed.values()]
         before = sum(len(r[3]) for r in results if r[0] in {s.path for s in sources})
         after = sum(len(f.remaining) for f in fixed.values())
@@ -165,22 +276,33 @@ def _fix(results, cfg, unsafe: bool, project, stats: dict):
 
 
 def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
-    """(results, project) of a check."""
-    index = _Index(paths, scan, cfg, mode, cache, edits)
-    project = Project(root=root)
-    for path, summary in index.known.items():
-        project.update(path, summary)
-    work = len(index.misses) + (len(index.to_check(project)) if not index.misses else len(paths))
-    if work < PARALLEL_MIN or jobs < 2:
-        kept, rows = _scan(index.misses, cfg, index.checked, index.prior) if index.misses else ({}, [])
-        index.scanned(rows, project)
-        todo = index.to_check(project)
-        sources = [kept.get(p) or Source(read(p)[0], p) for p in todo]
-        return index.finish(rows, _check(sources, cfg, mode, project, edits) if sources else [], todo, project), project
+    """(results, the _Index: its project()) of a check."""
+    index = _Index(paths, scan, cfg, mode, cache, edits, root)
+    work = len(index.misses) + (len(index.to_check()) if not index.misses else len(paths))
+    if not work:  # the cache answers for every file: no analysis imported, no project built
+        return index.finish([], [], []), index
+    auto, jobs = jobs is None, jobs or os.cpu_count() or 1
+    if work < PARALLEL_MIN or jobs < 2 or (auto and not _at_least(index.misses or index.to_check(), PARALLEL_BYTES)):
+        kept, rows = (_scan(index.misses, cfg, index.checked, index.prior, index.gate(), cache is not None)
+                      if index.misses else ({}, []))
+        index.scanned(rows)
+        todo = index.to_check()
+        if not todo:  # nothing to check (a changed file without AOTI code): no project built
+            return index.finish(rows, [], todo), index
+        project = index.project()
+        from aoti_lsp.analysis.source import Source
 
+        sources = [kept.get(p) or Source(read(p)[0], p) for p in todo]
+        return index.finish(rows, _check(sources, cfg, mode, project, edits) if sources else [], todo), index
+
+    project = index.project()
     import multiprocessing as mp  # here: a warm run from the cache starts no process and needs none
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    if ctx.get_start_method() == "fork":  # imported once, before the fork: every worker has them
+        from aoti_lsp.rules import all_rules
+
+        all_rules()
     tasks, outbox = ctx.Queue(), ctx.Queue()
     n = min(jobs, max(len(index.misses), work))
     workers = []
@@ -211,7 +333,8 @@ def _exit_on_sigterm():
 def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=True):
     for wid in range(n):
         inbox = ctx.Queue()
-        proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox, index.checked, index.prior, edits),
+        proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox, index.checked, index.prior, edits,
+                                                 index.gate(), index.cache is not None),
                            daemon=True)
         proc.start()
         workers.append((proc, inbox))
@@ -225,10 +348,10 @@ def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=T
             for row in payload:
                 rows.append(row)
                 owner[row[0]] = (wid, row[3])
-        index.scanned(rows, project)
+        index.scanned(rows)
         # pass 2: a file parsed in pass 1 stays with its worker; the rest go where the load is least
         plan, load = [[] for _ in workers], [0.0] * n
-        todo = index.to_check(project)
+        todo = index.to_check()
         for path in sorted(todo, key=lambda p: (not owner.get(p, (0, False))[1], -_size(p))):
             wid, parsed = owner.get(path, (0, False))
             if not parsed:
@@ -240,7 +363,7 @@ def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=T
         checked = []
         for _, _, payload in _collect(outbox, workers, until="results"):
             checked.extend(payload)
-        return index.finish(rows, checked, todo, project), project
+        return index.finish(rows, checked, todo), index
     except BaseException:  # SIGTERM, Ctrl-C: kill now (waiting 5 s on each busy worker first took 10 s)
         for proc, _ in workers:
             proc.kill()
@@ -255,8 +378,9 @@ def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=T
 class _Index:
     """What the cache already knows, what pass 1 must read, what pass 2 must check."""
 
-    def __init__(self, paths, scan, cfg, mode, cache, edits=True):
-        self.paths, self.cfg, self.cache, self.edits = paths, cfg, cache, edits
+    def __init__(self, paths, scan, cfg, mode, cache, edits=True, root=None):
+        self.paths, self.cfg, self.cache, self.edits, self.root = paths, cfg, cache, edits, root
+        self._project = None
         self.reuse = cache is not None and mode[0] == "check"  # --fix / --diff: never cached results
         self.checked = set(paths)
         self.scan = list(paths) if scan is None else list(scan)
@@ -282,19 +406,34 @@ class _Index:
         self._todo: list[str] | None = None
         self._spelling: dict[str, str] | None = None
 
-    def scanned(self, rows, project) -> None:
+    def gate(self) -> tuple:
+        return _cached_gate(self.cfg, self.cache)
+
+    def project(self):
+        """The project as the cache knows it (built on first use: a warm run needs none)."""
+        if self._project is None:
+            from aoti_lsp.project.project import Project
+
+            self._project = Project(root=self.root)
+            for path, summary in self.known.items():
+                self._project.update(path, summary)
+        return self._project
+
+    def scanned(self, rows) -> None:
         if rows:
             self._todo = None  # summaries changed: decide again
         for path, err, summary, _, facts in rows:
             if err is not None:
                 continue
-            project.update(path, summary)
+            self.known[path] = summary
+            if self._project is not None:
+                self._project.update(path, summary)
             if facts[2]:
                 self.checks.add(path)
             if self.cache is not None:
                 self.cache.store(path, facts[0], facts[1], facts[2], summary)
 
-    def to_check(self, project) -> list[str]:
+    def to_check(self) -> list[str]:
         """Files to check in pass 2; those with a valid cached result are served from it."""
         if self._todo is not None:
             return self._todo
@@ -318,7 +457,7 @@ class _Index:
             self._spelling = {cachemod.fast_abspath(p): p for p in self.scan}
         return self._spelling.get(path, path)
 
-    def finish(self, rows, checked, todo, project) -> list:
+    def finish(self, rows, checked, todo) -> list:
         """Rows for the caller: read errors, fresh results (stored in the cache), cached ones."""
         out = _errors(rows)
         fresh = {}
@@ -340,13 +479,15 @@ class _Index:
                 if err is None and entry is not None and cachemod.content_hash(data) == entry.hash:
                     out.append((path, data, None, findings, []))
                 else:  # changed since it was looked up: check what is there now
-                    out.extend(row for row, _ in _check([Source(data, path)], self.cfg, ("check", False), project,
-                                                        self.edits))
+                    from aoti_lsp.analysis.source import Source
+
+                    out.extend(row for row, _ in _check([Source(data, path)], self.cfg, ("check", False),
+                                                        self.project(), self.edits))
         self.cache.save(self.digest)
         return out
 
 
-def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int, use_cache: bool = True,
+def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int | None, use_cache: bool = True,
                  stats: dict | None = None, edits: bool = True):
     """`run` for the named paths, one project at a time (grouped by root): each with its own
     configuration (`config_for(first path)`), every file of it summarised, its own cache.
@@ -368,11 +509,14 @@ def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int
 def index(paths: list[str], cfg, cache: "cachemod.Cache | None" = None):
     """(path, summary) for each readable file, one at a time (the server yields between them):
     from the cache when the file is unchanged, else summarised and stored. Saves at the end."""
+    clauses = None
     for path in paths:
         entry = cache.lookup(path) if cache is not None else None
         if entry is None:
             prior = cache.entries.get(cache.rel(path)) if cache is not None else None
-            _, rows = _scan([path], cfg, set(), {path: prior} if prior else None)
+            if clauses is None:
+                clauses = _cached_gate(cfg, cache)
+            _, rows = _scan([path], cfg, set(), {path: prior} if prior else None, clauses)
             _, err, summary, _, facts = rows[0]
             if err is not None:
                 continue
@@ -389,12 +533,14 @@ def _errors(rows):
     return [(path, None, None, [], [err]) for path, err, *_ in rows if err]
 
 
-def _stamp(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
+def _at_least(paths, size: int) -> bool:
+    """Whether the files hold `size` bytes or more (stats until they do)."""
+    total = 0
+    for path in paths:
+        total += _size(path)
+        if total >= size:
+            return True
+    return False
 
 
 def _size(path: str) -> int:

@@ -1,0 +1,246 @@
+"""Speed where users wait (issue 25): a run pays only for what it needs. A warm run opens no
+file whose stat is unchanged and imports no rule; a changed file without trigger tokens is
+dropped after a byte scan; the tool's cache key is taken from stats; no worker pool for a
+small tree unless asked for."""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from aoti_lsp.cli import main as cli
+from aoti_lsp.project import cache as cachemod
+from aoti_lsp.project import config as configmod
+from aoti_lsp.project import runner
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD = "import torch\n\nso = torch._export.aot_compile(model, (x,))\nrunner = torch._export.aot_load(so, 'cpu')\n"
+PLAIN = "import os\n\n\ndef helper(rows):\n    return sum(len(r) for r in rows)\n"
+
+
+def _project(tmp_path: Path, n: int = 12) -> Path:
+    """A project whose files are old enough for the cache to trust their stat (cache.RACY_NS)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "bad.py").write_text(BAD)
+    for i in range(n):
+        (tmp_path / "pkg" / f"m{i}.py").write_text(PLAIN + f"X{i} = {i}\n")
+    old = time.time() - 3600
+    for f in tmp_path.rglob("*.py"):
+        os.utime(f, (old, old))
+    return tmp_path
+
+
+def _opened(monkeypatch) -> list[str]:
+    """Every path opened through open()/io.open from now on (the cache file is read through
+    os.open, relative to its folder's descriptor: cache.py)."""
+    seen: list[str] = []
+    real = builtins.open
+
+    def spy(file, *a, **k):
+        if not isinstance(file, int):  # a descriptor: a pipe to git, not a file
+            seen.append(os.path.abspath(file))
+        return real(file, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", spy)
+    monkeypatch.setattr(io, "open", spy)
+    return seen
+
+
+def test_a_warm_run_opens_no_file_whose_stat_is_unchanged(tmp_path, monkeypatch, capsys):
+    root = _project(tmp_path)
+    monkeypatch.chdir(root)
+    assert cli.main(["--check", "-j", "1", "."]) == 1  # fills the cache
+    first = capsys.readouterr()
+    cachemod._TOOL = None  # a new process computes the tool key again
+    opened = _opened(monkeypatch)
+    assert cli.main(["--check", "-j", "1", "."]) == 1
+    again = capsys.readouterr()
+    assert again.out == first.out and "AOTI001" in again.out
+    # the file with findings is read for the lines the report shows; nothing else (no package file, no clean file)
+    py = [p for p in opened if p.endswith(".py")]
+    assert py == [str(root / "pkg" / "bad.py")], opened
+    # one clean file named: nothing opened at all but the config
+    opened.clear()
+    cachemod._TOOL = None
+    assert cli.main(["--check", "-j", "1", "pkg/m3.py"]) == 0
+    assert "All checks passed!" in capsys.readouterr().err
+    assert [p for p in opened if not p.endswith("pyproject.toml")] == [], opened
+
+
+def test_a_changed_file_is_read_once_and_only_it(tmp_path, monkeypatch, capsys):
+    root = _project(tmp_path)
+    monkeypatch.chdir(root)
+    assert cli.main(["--check", "-j", "1", "pkg/m1.py"]) == 0
+    capsys.readouterr()
+    (root / "pkg" / "m1.py").write_text(PLAIN + "Y = 2\n")
+    cachemod._TOOL = None
+    opened = _opened(monkeypatch)
+    assert cli.main(["--check", "-j", "1", "pkg/m1.py"]) == 0
+    assert "All checks passed!" in capsys.readouterr().err
+    assert [p for p in opened if p.endswith(".py")] == [str(root / "pkg" / "m1.py")], opened
+
+
+_MODULES = """
+import sys
+from aoti_lsp.cli.main import main
+code = main(sys.argv[1:])
+print(sorted(m for m in sys.modules if m.startswith(("aoti_lsp", "tree_sitter", "libcst"))), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _modules(root: Path, *args: str) -> tuple[int, set[str], str]:
+    out = subprocess.run([sys.executable, "-c", _MODULES, "--check", *args], cwd=root, capture_output=True, text=True)
+    return out.returncode, set(eval(out.stderr.strip().splitlines()[-1])), out.stderr
+
+
+@pytest.mark.parametrize("change", ["edited", "touched", None])
+def test_a_warm_run_imports_no_rule_nor_the_analysis(tmp_path, change):
+    """A run the cache answers (or one whose only changed file holds no trigger token, a
+    typical pre-commit run; or one where a file with AOTI code, not named, was touched but not
+    changed) imports neither the rules, the analysis (tree-sitter), the reporters nor the fixer."""
+    root = _project(tmp_path)
+    assert _modules(root, "-j", "1", "pkg/m2.py")[0] == 0  # fills the cache, its gate included
+    if change == "edited":
+        (root / "pkg" / "m2.py").write_text(PLAIN + "Z = 3\n")
+    elif change == "touched":
+        os.utime(root / "pkg" / "bad.py")
+    code, mods, err = _modules(root, "-j", "1", "pkg/m2.py")
+    assert code == 0 and "All checks passed!" in err
+    heavy = {"aoti_lsp.rules", "aoti_lsp.analysis.source", "aoti_lsp.analysis.engine", "aoti_lsp.analysis.facts",
+             "aoti_lsp.project.project", "aoti_lsp.cli.reporters", "aoti_lsp.fixes.fixer", "aoti_lsp.project.notebook",
+             "tree_sitter", "libcst"}
+    assert not mods & heavy, sorted(mods & heavy)
+    # a file with AOTI code changes: then it is parsed and checked, and the findings shown
+    (root / "pkg" / "bad.py").write_text(BAD + "\n")
+    code, mods, err = _modules(root, "-j", "1", "pkg/bad.py")
+    assert code == 1 and "aoti_lsp.rules" in mods and "Found 2 findings." in err
+
+
+def _fixture_texts():
+    for folder in (ROOT / "tests" / "fixtures", ROOT / "examples", ROOT / "tests" / "projects"):
+        for path in sorted(folder.rglob("*.py")):
+            yield path
+
+
+@pytest.mark.parametrize("options", [{}, {"jagged-names": ["*_len*", "nnz"]}])
+def test_the_gate_lets_through_every_file_a_rule_would_check_or_summarise(options):
+    """runner.gate drops a file before the rules see it: it must never drop one that any rule
+    would check or summarise (`wanted`), on every fixture, example and test project file."""
+    from aoti_lsp.analysis.source import Source
+    from aoti_lsp.project.project import summarize
+    from aoti_lsp.rules import all_rules
+
+    cfg = configmod.Config(options=options)
+    clauses = runner.gate(cfg)
+    rules = list(all_rules())
+    kept = dropped = 0
+    for path in _fixture_texts():
+        data = path.read_bytes()
+        source = Source(data, str(path))
+        needed = runner.wanted(source, rules, cfg) or bool(summarize(Source(data, str(path)), cfg))
+        if needed:
+            assert runner.passes(clauses, data), path
+            kept += 1
+        dropped += not runner.passes(clauses, data)
+    assert kept > 50 and dropped > 0  # the fixtures hold both kinds
+
+
+def test_the_gate_is_kept_in_the_cache(tmp_path, monkeypatch, capsys):
+    root = _project(tmp_path)
+    monkeypatch.chdir(root)
+    assert cli.main(["--check", "-j", "1", "."]) == 1
+    capsys.readouterr()
+    cfg = configmod.load(str(root))
+    assert cachemod.Cache(str(root), cfg).gate == runner.gate(cfg)
+
+
+def test_the_tool_key_reads_no_file_and_follows_a_file_change(tmp_path, monkeypatch):
+    def refuse(*a, **k):
+        raise AssertionError("the tool key opened a file")
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    key = cachemod._tool_key()
+    assert len(key) == 32
+    monkeypatch.undo()
+    (tmp_path / "a.py").write_text("x = 1\n")
+    import hashlib
+
+    def stat_key():
+        h = hashlib.blake2b(digest_size=16)
+        cachemod._stat_tree(h, str(tmp_path))
+        return h.hexdigest()
+
+    before = stat_key()
+    os.utime(tmp_path / "a.py", ns=(1, 1))
+    assert stat_key() != before
+
+
+def test_no_worker_pool_for_a_small_tree_unless_asked(tmp_path, monkeypatch, capsys):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
+    for i in range(runner.PARALLEL_MIN + 6):
+        (tmp_path / f"p{i}.py").write_text(BAD.replace("so", f"so{i}"))
+    monkeypatch.chdir(tmp_path)
+    pools = []
+    real = runner._run_pool
+    monkeypatch.setattr(runner, "_run_pool", lambda *a, **k: pools.append(1) or real(*a, **k))
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
+    assert cli.main(["--check", "--no-cache", "--output-format", "json", "."]) == 1
+    auto = json.loads(capsys.readouterr().out)
+    assert pools == []  # a few KB: one process
+    assert cli.main(["--check", "--no-cache", "--output-format", "json", "-j", "2", "."]) == 1
+    assert pools == [1] and json.loads(capsys.readouterr().out) == auto
+    monkeypatch.setattr(runner, "PARALLEL_BYTES", 1)  # past the size: the default uses the cores
+    assert cli.main(["--check", "--no-cache", "--output-format", "json", "."]) == 1
+    assert pools == [1, 1] and json.loads(capsys.readouterr().out) == auto
+
+
+@pytest.mark.parametrize("select, ignore", [(("ALL",), ()), (("AOTI0",), ()), (("ALL",), ("AOTI2",)), (("AOTI3",), ())])
+def test_the_trigger_table_is_what_the_rules_compute(select, ignore):
+    """triggers.py lets a run drop files without importing the rules: it must say exactly what
+    they say (a rule's new token or a new rule fails this: copy the printed table)."""
+    import pprint
+
+    from aoti_lsp.project import triggers
+    from aoti_lsp.project.project import summarizers
+    from aoti_lsp.rules import all_rules, minimal
+
+    cfg = configmod.Config(select=select, ignore=ignore)
+    checks = tuple((r.code, (minimal(r.requires_any), minimal(r.triggers)) if r.requires_any else (minimal(r.triggers), ()))
+                   for r in all_rules())
+    summaries = tuple((r.code, (minimal(tuple(r.summary_triggers if r.summary_triggers is not None else r.triggers)), ()))
+                      for r in summarizers())
+    assert (triggers.CHECKS, triggers.SUMMARIES) == (checks, summaries), pprint.pformat((checks, summaries), width=110)
+    assert triggers.clauses(cfg) == runner.gate(cfg)
+    assert triggers.CODES == tuple(r.code for r in all_rules()) == tuple(configmod.known_codes())
+    assert triggers.clauses(configmod.Config(options={"jagged-names": ["nnz"]})) is None  # the rules decide
+
+
+def test_a_file_renamed_over_another_with_its_mtime_and_size_is_read_again(tmp_path, monkeypatch, capsys):
+    """The stamp holds the inode: an editor's or git's write-and-rename with the same mtime and
+    size (a tool that keeps mtimes, a coarse clock) is still a change."""
+    root = _project(tmp_path)
+    monkeypatch.chdir(root)
+    target = root / "pkg" / "m5.py"
+    assert cli.main(["--check", "-j", "1", "pkg/m5.py"]) == 0
+    capsys.readouterr()
+    before = target.stat()
+    swap = root / "pkg" / "swap.tmp"
+    bad = "import torch\nr = torch._export.aot_load(s, 'cpu')\n"
+    text = PLAIN + "X5 = 5\n"
+    swap.write_text(bad + "#" * (len(text) - len(bad) - 1) + "\n")
+    assert swap.stat().st_size == before.st_size
+    os.utime(swap, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(swap, target)
+    assert (target.stat().st_mtime_ns, target.stat().st_size) == (before.st_mtime_ns, before.st_size)
+    assert cli.main(["--check", "-j", "1", "pkg/m5.py"]) == 1
+    assert "AOTI002" in capsys.readouterr().out
