@@ -1,11 +1,13 @@
-"""Writes docs/rules/<CODE>.md and docs/rules/README.md from the rule classes.
+"""Writes docs/rules/<CODE>.md and docs/rules/README.md from the rule classes, and
+server/aoti_lsp/data/*.json from the *.toml beside them (the tables as a run reads them: json is
+loaded already and parses them in ~0.1 ms; importing tomllib and parsing cost ~15 ms of every run).
 tests/test_rules_meta.py fails when they are out of date: run `python scripts/gen_docs.py`."""
 
+import json
 import sys
+import tomllib
 from pathlib import Path
 
-from aoti_lsp.cli.docs import index, render
-from aoti_lsp.rules import all_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "rules"
@@ -22,17 +24,32 @@ def readme_with_editors() -> str:
 
 
 def expected() -> dict[Path, str]:
+    from aoti_lsp.cli.docs import index, render  # after the tables: the rules read them
+    from aoti_lsp.rules import all_rules
+
     files = {OUT / f"{r.code}.md": render(r) for r in all_rules()}
     files[OUT / "README.md"] = index()
     files[ROOT / "README.md"] = readme_with_editors()
+    files.update(tables())
     return files
+
+
+def tables() -> dict[Path, str]:
+    out = {}
+    for table in sorted((ROOT / "server" / "aoti_lsp" / "data").glob("*.toml")):
+        data = tomllib.loads(table.read_text("utf-8"))
+        out[table.with_suffix(".json")] = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    return out
 
 
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
-    for path, text in expected().items():
+    for path, text in tables().items():  # first: the rules read them when imported
         path.write_text(text, "utf-8")
-    print(f"wrote {len(expected())} files to {OUT}", file=sys.stderr)
+    files = expected()
+    for path, text in files.items():
+        path.write_text(text, "utf-8")
+    print(f"wrote {len(files)} files (docs/rules, README.md, server/aoti_lsp/data/*.json)", file=sys.stderr)
     return 0
 
 

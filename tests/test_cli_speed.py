@@ -244,3 +244,20 @@ def test_a_file_renamed_over_another_with_its_mtime_and_size_is_read_again(tmp_p
     assert (target.stat().st_mtime_ns, target.stat().st_size) == (before.st_mtime_ns, before.st_size)
     assert cli.main(["--check", "-j", "1", "pkg/m5.py"]) == 1
     assert "AOTI002" in capsys.readouterr().out
+
+
+def test_a_check_with_findings_parses_no_toml_when_nothing_configures_aoti_lsp(tmp_path):
+    """The rules' tables are read as JSON (data/*.json, kept equal to the TOML by
+    test_rules_meta), and a pyproject.toml that never spells "aoti" is not parsed: no tomllib in
+    a run; a pyproject.toml with our table is still read."""
+    root = _project(tmp_path)
+    code = "import sys; from aoti_lsp.cli.main import main; rc = main(sys.argv[1:]); " \
+           "print(sorted(m for m in ('tomllib',) if m in sys.modules), file=sys.stderr); sys.exit(rc)"
+    out = subprocess.run([sys.executable, "-c", code, "--check", "--no-cache", "pkg/bad.py"], cwd=root,
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and "Found 2 findings." in out.stderr, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n[tool.aoti-lsp]\nignore = ['AOTI002']\n")
+    out = subprocess.run([sys.executable, "-c", code, "--check", "--no-cache", "pkg/bad.py"], cwd=root,
+                         capture_output=True, text=True)
+    assert "Found 1 finding." in out.stderr and "'tomllib'" in out.stderr.strip().splitlines()[-1], out.stderr

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from aoti_lsp.analysis.tables import read
 
 
 @dataclass(frozen=True)
@@ -25,8 +20,7 @@ class Deprecated:
 
 @lru_cache(maxsize=None)
 def deprecated_symbols() -> dict[str, Deprecated]:
-    text = resources.files("aoti_lsp").joinpath("data", "deprecated.toml").read_text("utf-8")
-    return {d["name"]: Deprecated(**d) for d in tomllib.loads(text)["symbol"]}
+    return {d["name"]: Deprecated(**d) for d in read("deprecated")["symbol"]}
 
 
 def for_code(code: str) -> dict[str, Deprecated]:

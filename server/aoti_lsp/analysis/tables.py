@@ -3,19 +3,23 @@ size-sensitive ops), read once per process."""
 
 from __future__ import annotations
 
-import sys
+import json
+import os
 from functools import lru_cache
-from importlib import resources
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 
 
 @lru_cache(maxsize=None)
+def read(name: str) -> dict:
+    """data/<name>.toml as written beside it in JSON by scripts/gen_docs.py (a test keeps the two
+    equal): no tomllib import, no TOML parse in a run."""
+    with open(os.path.join(DATA, f"{name}.json"), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
 def torch_table() -> dict:
-    return tomllib.loads(resources.files("aoti_lsp").joinpath("data", "torch.toml").read_text("utf-8"))
+    return read("torch")
 
 
 def api() -> dict:
