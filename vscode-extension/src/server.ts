@@ -137,9 +137,19 @@ function resolveVariables(value: string): string {
         .replace(/^~(?=$|\/)/, process.env.HOME ?? '~');
 }
 
+/** The first workspace folder, the server's working directory (as vscode-languageclient chose it). */
+function workingDir(): string | undefined {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    try {
+        return folder && fs.statSync(folder).isDirectory() ? folder : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
 /** Spawns `<command> <args> serve` (stdio); the caller owns the process. */
 export function spawnServer(server: ServerCommand): ChildProcess {
-    const child = spawn(server.command, [...server.args, 'serve'], { env: server.env ?? process.env, stdio: 'pipe' });
+    const child = spawn(server.command, [...server.args, 'serve'], { cwd: workingDir(), env: server.env ?? process.env, stdio: 'pipe' });
     child.on('error', () => undefined); // ENOENT and the like: the probe beside it says why
     return child;
 }
