@@ -145,7 +145,7 @@ def running_code_server(tmp_path: Path, workspace: Path, artifacts: Path, vsix: 
 
 
 # Issue 23 item 5: the first squiggle within 1.5 s of opening a file in a fresh window. On a 2-core
-# box shared with other work the figure swings by a second (0.99-2.3 s measured for one build), so
+# box shared with other work the figure swings by seconds (1.0-3.5 s measured for one build), so
 # the test asserts the order that saves time (the server spawned before its --version probe
 # answers) and prints the figure; the ceiling only catches a start several times too slow.
 FIRST_SQUIGGLE_GOAL_S = 1.5
