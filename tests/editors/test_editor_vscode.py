@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -124,7 +125,7 @@ def running_code_server(tmp_path: Path, workspace: Path, artifacts: Path, vsix: 
                 assert proc.poll() is None, f"code-server exited {proc.returncode}: see {log.name}"
                 assert time.monotonic() < deadline, f"code-server not healthy after 60 s: see {log.name}"
                 time.sleep(0.3)
-        yield {"url": url, "env": env, "node": node}
+        yield {"url": url, "env": env, "node": node, "data": data}
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -139,6 +140,37 @@ def running_code_server(tmp_path: Path, workspace: Path, artifacts: Path, vsix: 
         # The extension's output channels (server start, errors; the LSP trace), for a person.
         for channel in (data / "logs").rglob("*aoti-lsp*.log"):
             shutil.copy(channel, artifacts / channel.name)
+        for host in (data / "logs").rglob("*exthost*.log"):  # when each extension was activated
+            shutil.copy(host, artifacts / host.name)
+
+
+# Issue 23 item 5: the first squiggle within 1.5 s of opening a file in a fresh window. On a 2-core
+# box shared with other work the figure swings by seconds (1.0-3.5 s measured for one build), so
+# the test asserts the order that saves time (the server spawned before its --version probe
+# answers) and prints the figure; the ceiling only catches a start several times too slow.
+FIRST_SQUIGGLE_GOAL_S = 1.5
+FIRST_SQUIGGLE_CEILING_S = 6.0
+
+
+def extension_log(data: Path) -> str:
+    """The aoti-lsp output channel so far (the files VS Code writes as the lines come)."""
+    return "".join(p.read_text(encoding="utf-8") for p in sorted((data / "logs").rglob("*aoti-lsp.log")))
+
+
+def check_first_start(result: dict, log: str, origin: str) -> float:
+    """The server of `origin` was spawned before its --version probe answered; returns (and
+    prints) the seconds from "file opened" to the first squiggles."""
+    lines = log.splitlines()
+    spawned = next((i for i, line in enumerate(lines) if f"] {origin}: spawned " in line), None)
+    probed = next((i for i, line in enumerate(lines) if f"] {origin}: " in line and " --version -> " in line), None)
+    assert spawned is not None and probed is not None, log
+    assert spawned < probed, f"the server of {origin} was spawned after its --version probe:\n{log}"
+    seconds = (result["times"]["squiggles"] - result["times"]["file opened"]) / 1000
+    started = [line for line in lines if "initialize answered in" in line][:1]
+    print(f"\nfirst squiggle {seconds:.2f} s after the file opened (goal {FIRST_SQUIGGLE_GOAL_S} s; {origin}); "
+          f"{started[0] if started else 'no initialize line'}")
+    assert seconds < FIRST_SQUIGGLE_CEILING_S, f"first squiggle {seconds:.2f} s after the file opened:\n{log}"
+    return seconds
 
 
 def run_driver(server: dict, scenario: str, workspace: Path, artifacts: Path, **extra: str) -> dict:
@@ -193,6 +225,7 @@ def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, ar
         AOTI_FLAGGED=f"{FLAGGED_LINE + 1}:{len(FLAGGED_PREFIX) + 5}",
         AOTI_BAD_PYTHON=bad_python,
     )
+    check_first_start(result, extension_log(code_server["data"]), "setting aoti-lsp.interpreter")
 
     # AOTI001 and two AOTI002 (warnings) and the device mismatch AOTI101 (an error).
     assert result["squiggles"]["warning"] >= 2 and result["squiggles"]["error"] >= 1, result["squiggles"]
@@ -276,3 +309,17 @@ def test_vscode_bundled_server(tmp_path: Path, workspace: Path, artifacts: Path)
     log = "".join(p.read_text(encoding="utf-8") for p in artifacts.glob("*aoti-lsp.log"))
     assert f"Starting aoti-lsp {json.loads((EXTENSION / 'package.json').read_text())['version']}" in log, log
     assert f"(the bundled server run by {python})" in log, log
+    check_first_start(result, log, f"the bundled server run by {python}")
+
+
+def test_platform_vsix_ships_compiled_bundle():
+    """The bundle's modules are byte-compiled for CPython 3.11, unchecked (PEP 552: the .vsix keeps
+    no mtimes): else the first start after an install compiles them all (~0.5 s of lsprotocol)."""
+    with zipfile.ZipFile(platform_vsix()) as vsix:
+        names = set(vsix.namelist())
+        for module in ("lsprotocol/types", "aoti_lsp/lsp/server", "pygls/protocol/json_rpc"):
+            folder, name = module.rsplit("/", 1)
+            pyc = f"extension/bundled/libs/{folder}/__pycache__/{name}.cpython-311.pyc"
+            assert pyc in names, f"{pyc} is not in the .vsix"
+            flags = int.from_bytes(vsix.read(pyc)[4:8], "little")
+            assert flags == 0b01, f"{pyc}: flags {flags:#b}, want hash-based and unchecked (0b01)"

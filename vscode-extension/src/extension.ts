@@ -8,16 +8,16 @@ import {
     RevealOutputChannelOn,
     ServerOptions,
     State,
-    TransportKind,
 } from 'vscode-languageclient/node';
 import { explainCrashLog } from './explain';
-import { findServer, pythonExtensionApi, ServerNotFound } from './server';
+import { pythonExtensionApi, ServerNotFound, spawnServer, StartedServer, startServerProcess } from './server';
 
 const ID = 'aoti-lsp';
 const SOURCE = 'aoti-lsp';
 const FIX_ALL_KIND = vscode.CodeActionKind.SourceFixAll.append(ID);
 
 let client: LanguageClient | undefined;
+let serverProcess: StartedServer['process'] | undefined;
 let log: vscode.LogOutputChannel;
 let traceChannel: vscode.LogOutputChannel;
 const traceLevelChanged = new vscode.EventEmitter<vscode.LogLevel>();
@@ -111,9 +111,9 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
         return;
     }
     setState('starting');
-    let server;
+    let server: StartedServer;
     try {
-        server = await findServer(context.extensionPath, await pythonExtensionApi(), log);
+        server = await startServerProcess(context.extensionPath, pythonExtensionApi, log);
     } catch (error) {
         if (error instanceof ServerNotFound) {
             reportStartFailure(error.message, error.fix);
@@ -121,14 +121,16 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
         }
         throw error;
     }
-    log.info(`Starting aoti-lsp ${server.version} (${server.origin}): ${server.command} ${server.args.join(' ')}`);
+    log.info(`Starting aoti-lsp ${server.version} (${server.origin}): ${server.command} ${[...server.args, 'serve'].join(' ')} at ${new Date().toISOString()}`);
 
-    const serverOptions: ServerOptions = {
-        command: server.command,
-        args: server.args,
-        // vscode-languageclient appends `--stdio`; the server ignores it.
-        transport: TransportKind.stdio,
-        options: { env: server.env ?? process.env },
+    // The process already runs (started beside its version probe); a restart after a crash
+    // spawns the same command again.
+    let first: StartedServer['process'] | undefined = server.process;
+    const serverOptions: ServerOptions = async () => {
+        const child = first ?? spawnServer(server);
+        first = undefined;
+        serverProcess = child;
+        return child;
     };
     const clientOptions: LanguageClientOptions = {
         documentSelector: [
@@ -154,15 +156,36 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
     });
     client = newClient;
     try {
+        const asked = Date.now();
         await newClient.start();
+        const info = newClient.initializeResult?.serverInfo;
+        log.info(`initialize answered in ${Date.now() - asked} ms: ${info?.name ?? 'a server'} ${info?.version ?? '(no version)'}`);
+        if (info?.version && info.version !== server.version) {
+            log.warn(`the server reports ${info.version}, its --version said ${server.version}`);
+        }
         lastError = undefined;
         setState('running');
     } catch (error) {
         client = undefined;
+        stopProcess();
         reportStartFailure(
             `aoti-lsp ${server.version} (${server.command}) failed to start: ${error instanceof Error ? error.message : String(error)}.`,
             'See the aoti-lsp output for the server\'s error; reinstall with `pip install --upgrade aoti-lsp` or choose another interpreter.',
         );
+    }
+}
+
+/** The client stops the server with shutdown and exit; a process we spawned that has not
+ * exited 2 s later (or that no client talked to) is killed. */
+function stopProcess(): void {
+    const old = serverProcess;
+    serverProcess = undefined;
+    if (old) {
+        setTimeout(() => {
+            if (old.exitCode === null && old.signalCode === null) {
+                old.kill();
+            }
+        }, 2000);
     }
 }
 
@@ -176,6 +199,7 @@ async function stopServer(): Promise<void> {
             log.warn(`Stopping the server: ${error}`);
         }
     }
+    stopProcess();
     setState('stopped');
 }
 
@@ -220,6 +244,8 @@ async function fixAll(): Promise<void> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
     log = vscode.window.createOutputChannel('aoti-lsp', { log: true });
+    // the output channel stamps lines when it writes them (in batches): this clock is exact
+    log.info(`activated at ${new Date().toISOString()}`);
     traceChannel = traceChannelFor(vscode.window.createOutputChannel('aoti-lsp (trace)'));
     status = vscode.window.createStatusBarItem(`${ID}.status`, vscode.StatusBarAlignment.Right, 100);
     status.name = 'aoti-lsp';
@@ -246,19 +272,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         }),
     );
 
-    const api = await pythonExtensionApi();
-    if (api) {
-        context.subscriptions.push(
-            api.environments.onDidChangeActiveEnvironmentPath(() => {
-                const config = vscode.workspace.getConfiguration(ID);
-                if (!config.get<string>('path') && !config.get<string>('interpreter')) {
-                    void restart(context);
-                }
-            }),
-        );
-    }
-
-    await restart(context);
+    // The Python extension is activated beside the server's start, not before it: its
+    // interpreter is asked only where no aoti-lsp setting names one (server.ts).
+    const started = restart(context);
+    void pythonExtensionApi().then((api) => {
+        if (api) {
+            context.subscriptions.push(
+                api.environments.onDidChangeActiveEnvironmentPath(() => {
+                    const config = vscode.workspace.getConfiguration(ID);
+                    if (!config.get<string>('path') && !config.get<string>('interpreter')) {
+                        void restart(context);
+                    }
+                }),
+            );
+        }
+    });
+    await started;
 }
 
 export async function deactivate(): Promise<void> {

@@ -1,9 +1,14 @@
-// Finding the command that starts the server. No linting logic lives here.
+// Finding and starting the server process. No linting logic lives here.
 //
 // Order: `aoti-lsp.path` > `aoti-lsp.interpreter` > the Python extension's
 // active interpreter > the bundled server (`bundled/libs`, platform builds) >
 // `python3` on PATH.
-import { execFile } from 'node:child_process';
+//
+// Each candidate's server is spawned at once and its `--version` probe runs beside it: the
+// server's imports (most of its start) do not wait for the probe. A candidate whose probe fails
+// is killed and the next one tried (issue 23 item 5: the first squiggle within 1.5 s). The
+// bundled server starts beside the environment's, for the same reason.
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -13,10 +18,16 @@ export const MIN_SERVER_VERSION = '0.1.0';
 
 export interface ServerCommand {
     command: string;
+    /** The arguments before `serve` (or `--version`). */
     args: string[];
     env?: NodeJS.ProcessEnv;
     /** Where the command came from, for the output channel and error messages. */
     origin: string;
+}
+
+/** A server process that is running, and the version its probe reported. */
+export interface StartedServer extends ServerCommand {
+    process: ChildProcess;
     version: string;
 }
 
@@ -126,19 +137,64 @@ function resolveVariables(value: string): string {
         .replace(/^~(?=$|\/)/, process.env.HOME ?? '~');
 }
 
-export async function findServer(
+/** The first workspace folder, the server's working directory (as vscode-languageclient chose it). */
+function workingDir(): string | undefined {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    try {
+        return folder && fs.statSync(folder).isDirectory() ? folder : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/** Spawns `<command> <args> serve` (stdio); the caller owns the process. */
+export function spawnServer(server: ServerCommand): ChildProcess {
+    const child = spawn(server.command, [...server.args, 'serve'], { cwd: workingDir(), env: server.env ?? process.env, stdio: 'pipe' });
+    child.on('error', () => undefined); // ENOENT and the like: the probe beside it says why
+    return child;
+}
+
+interface Launch {
+    child: ChildProcess;
+    /** The running server once its probe says it fits; else the probe's failure (and the process killed). */
+    result: Promise<StartedServer | ProbeResult>;
+}
+
+/** Starts the server and checks its version beside it; kills it where the check fails. */
+function launch(server: ServerCommand, log: vscode.LogOutputChannel): Launch {
+    const child = spawnServer(server);
+    const spawned = Date.now();
+    const line = `${server.command} ${[...server.args, 'serve'].join(' ')}`;
+    log.info(`${server.origin}: spawned ${line} (pid ${child.pid ?? 'none'}); its --version probe runs beside it`);
+    const result = probe(server.command, server.args, server.env).then((found): StartedServer | ProbeResult => {
+        log.info(`${server.origin}: ${server.command} ${[...server.args, '--version'].join(' ')} -> ${found.detail} (${Date.now() - spawned} ms after the spawn)`);
+        if (!found.ok) {
+            child.kill();
+            return found;
+        }
+        return { ...server, process: child, version: found.version! };
+    });
+    return { child, result };
+}
+
+function isStarted(value: StartedServer | ProbeResult): value is StartedServer {
+    return 'process' in value;
+}
+
+/** Finds the server, starts it, and returns it running (or throws ServerNotFound). */
+export async function startServerProcess(
     extensionPath: string,
-    api: PythonExtensionApi | undefined,
+    pythonApi: () => Promise<PythonExtensionApi | undefined>,
     log: vscode.LogOutputChannel,
-): Promise<ServerCommand> {
+): Promise<StartedServer> {
     const config = vscode.workspace.getConfiguration('aoti-lsp');
     const tried: string[] = [];
 
     const exe = resolveVariables(config.get<string>('path', '').trim());
     if (exe) {
-        const result = await probe(exe, []);
-        if (result.ok) {
-            return { command: exe, args: ['serve'], origin: 'setting aoti-lsp.path', version: result.version! };
+        const result = await launch({ command: exe, args: [], origin: 'setting aoti-lsp.path' }, log).result;
+        if (isStarted(result)) {
+            return result;
         }
         throw new ServerNotFound(
             `aoti-lsp could not start from the setting aoti-lsp.path (${exe}): ${result.detail}.`,
@@ -159,7 +215,7 @@ export async function findServer(
     if (setting) {
         candidates.push({ python: setting, origin: 'setting aoti-lsp.interpreter', explicit: true });
     } else {
-        const active = await activeInterpreter(api);
+        const active = await activeInterpreter(await pythonApi());
         if (active) {
             candidates.push({ python: active, origin: 'the Python extension\'s interpreter', explicit: false });
         }
@@ -167,26 +223,29 @@ export async function findServer(
     }
 
     for (const { python, origin, explicit } of candidates) {
-        const result = await probe(python, ['-m', 'aoti_lsp']);
-        log.info(`${origin}: ${python} -m aoti_lsp --version -> ${result.detail}`);
-        if (result.ok) {
-            return { command: python, args: ['-m', 'aoti_lsp', 'serve'], origin, version: result.version! };
+        const own = launch({ command: python, args: ['-m', 'aoti_lsp'], origin }, log);
+        // The bundled server comes after an environment that provides aoti_lsp, before falling
+        // back to the next interpreter. It starts beside the environment's (and is killed if that
+        // one answers): waiting for the environment's probe first would delay the first squiggle.
+        const fits = hasBundle ? fitsBundle(python) : Promise.resolve(false);
+        const bundled = hasBundle
+            ? launch({ command: python, args: ['-m', 'aoti_lsp'], env: bundleEnv(), origin: `the bundled server run by ${python}` }, log)
+            : undefined;
+        const result = await own.result;
+        if (isStarted(result)) {
+            if (bundled) {
+                bundled.child.kill();
+                log.info(`the bundled server is not needed: ${python} has aoti-lsp ${result.version}`);
+            }
+            return result;
         }
         tried.push(`${python} (${origin}): ${result.detail}`);
-        // The bundled server comes after an environment that provides aoti_lsp,
-        // before falling back to the next interpreter.
-        if (hasBundle && (await fitsBundle(python))) {
-            const bundled = await probe(python, ['-m', 'aoti_lsp'], bundleEnv());
-            log.info(`bundled server with ${python}: ${bundled.detail}`);
-            if (bundled.ok) {
-                return {
-                    command: python,
-                    args: ['-m', 'aoti_lsp', 'serve'],
-                    env: bundleEnv(),
-                    origin: `the bundled server run by ${python}`,
-                    version: bundled.version!,
-                };
+        if (bundled) {
+            const usable = (await fits) ? await bundled.result : undefined;
+            if (usable && isStarted(usable)) {
+                return usable;
             }
+            bundled.child.kill();
         }
         if (explicit) {
             break;

@@ -21,12 +21,13 @@ const artifacts = env('AOTI_ARTIFACTS');
 // main: the whole session below; bundled: only open the file and see the findings.
 const scenario = env('AOTI_SCENARIO');
 const timeout = Number(process.env.AOTI_TIMEOUT_MS || 60000);
-const result = { steps: [] };
+const result = { steps: [], times: {} }; // times: step -> ms since the epoch (its first time)
 // The text editor of the active editor group (not the Problems filter, hovers or inputs).
 const EDITOR_TEXT = '.part.editor .editor-group-container.active .editor-instance .monaco-editor .view-lines';
 
 const step = (name) => {
     result.steps.push(name);
+    result.times[name] = result.times[name] ?? Date.now();
     console.log(`[e2e ${new Date().toISOString()}] ${name}`);
 };
 
