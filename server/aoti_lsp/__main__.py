@@ -1,5 +1,5 @@
 """`python -m aoti_lsp`. `--version` is answered before the CLI's modules are imported: editors
-probe it while they start the server (VS Code's extension waits for it)."""
+probe it beside the server they start (VS Code's extension runs both at once)."""
 
 import sys
 
