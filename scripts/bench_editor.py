@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402  (its generator: scripts/bench.py section a)
 
-KEYSTROKES = 40
+KEYSTROKES = int(os.environ.get("AOTI_BENCH_KEYS", 40))
 TIMEOUT = float(os.environ.get("AOTI_BENCH_LIMIT", 120))  # seconds for one answer
 GAP_S = 0.05  # between keystrokes: typing, not a pause (the server settles after 1 s)
 GOALS = {  # (median keystroke ms, worst keystroke ms, first diagnostics ms)

@@ -8,6 +8,7 @@ diagnostics never build it."""
 
 from __future__ import annotations
 
+import json
 import os
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
@@ -185,10 +186,13 @@ def reused_diagnostics(old: list[types.Diagnostic], old_findings: list[Finding],
         return [make(f) for f in findings]
     by_key = {}
     for g, d in zip(old_findings, old):
-        if not _foreign(g):
-            by_key.setdefault(_key(g, shift.at), d)
+        offsets, rest = _key_parts(g)
+        if rest is not None:
+            if offsets and offsets[-1] >= shift.old_end:  # sorted: only a finding past the edit moves
+                offsets = tuple(x + shift.delta if x >= shift.old_end else x for x in offsets)
+            by_key.setdefault((offsets, rest), d)
     carry = _carrier(source, shift)
-    return [carry(None if _foreign(f) else by_key.get(_key(f, None)), f, make) for f in findings]
+    return [carry(None if (k := _key_parts(f))[1] is None else by_key.get(k), f, make) for f in findings]
 
 
 def _foreign(f: Finding) -> bool:
@@ -202,19 +206,43 @@ def _foreign(f: Finding) -> bool:
     return any(r.path is not None for r in f.related)
 
 
-def _key(f: Finding, at) -> tuple:
-    """All a diagnostic shows of a finding, its offsets through `at` (old -> new) if given."""
-    at = at or (lambda x: x)
+_KEYS: dict[int, tuple] = {}  # id(finding) -> (it, its key parts): a kept finding is asked every keystroke
+
+
+def _key_parts(f: Finding) -> tuple:
+    """(offsets, the rest): all a diagnostic shows of a finding, its offsets apart (sorted, with
+    where each goes, so that an edit moves them in one pass). The rest is None when the finding
+    names another file (its lines there may have moved since, or it may be gone)."""
+    hit = _KEYS.get(id(f))
+    if hit is None or hit[0] is not f:
+        if len(_KEYS) > 200_000:
+            _KEYS.clear()
+        hit = _KEYS[id(f)] = (f, _make_key(f))
+    return hit[1]
+
+
+def _make_key(f: Finding) -> tuple:
+    if _foreign(f):
+        return (), None
+    offsets: list[int] = [f.start, f.end]
 
     def fix_key(fix):
         if fix is None:
             return None
         if isinstance(fix, Fix):
-            return (fix.title, fix.applicability, fix.snippet, tuple((at(e.start), at(e.end), e.text) for e in fix.edits))
+            for e in fix.edits:
+                offsets.extend((e.start, e.end))
+            return (fix.title, fix.applicability, fix.snippet, tuple(e.text for e in fix.edits))
         return (fix.title, fix.applicability, fix.snippet, frozenset(fix.other_files), type(fix).__name__)
 
-    return (f.code, f.message, at(f.start), at(f.end), f.severity, f.deprecated, f.unnecessary,
-            tuple((at(r.start), at(r.end), r.message) for r in f.related), fix_key(f.fix), tuple(map(fix_key, f.alternatives)))
+    related = []
+    for r in f.related:
+        offsets.extend((r.start, r.end))
+        related.append(r.message)
+    rest = (f.code, f.message, f.severity, f.deprecated, f.unnecessary, tuple(related), fix_key(f.fix),
+            tuple(map(fix_key, f.alternatives)))
+    order = sorted(range(len(offsets)), key=offsets.__getitem__)  # where each offset goes, by value
+    return tuple(offsets[i] for i in order), (rest, tuple(order))
 
 
 _LINES: dict[int, tuple] = {}  # id(diagnostic) -> (it, its lines sorted): kept ones are asked every keystroke
@@ -268,6 +296,94 @@ def _move_lines(d: types.Diagnostic, n: int, uri: str) -> types.Diagnostic:
     related = d.related_information and [
         types.DiagnosticRelatedInformation(types.Location(r.location.uri, rng(r.location.range)), r.message)
         if r.location.uri == uri else r for r in d.related_information]
-    return types.Diagnostic(range=rng(d.range), message=d.message, severity=d.severity, code=d.code,
-                            code_description=d.code_description, source=d.source, tags=d.tags,
-                            related_information=related, data=data)
+    moved = types.Diagnostic(range=rng(d.range), message=d.message, severity=d.severity, code=d.code,
+                             code_description=d.code_description, source=d.source, tags=d.tags,
+                             related_information=related, data=data)
+    _encode_moved(moved, d, n, uri)
+    return moved
+
+
+# -- diagnostics encoded once (issue 24) -----------------------------------------------------------
+# A diagnostic is never changed once made (a moved one is a new object), so its JSON is written
+# once and reused by every report and publish that holds it, and by its fingerprint (refresh.py).
+# One moved past an edit (_move_lines) is written from the old one's JSON with its line numbers
+# as slots: the line delta is applied when it is serialised, not through cattrs again.
+_JSON: dict[int, list] = {}  # id(diagnostic) -> [it, its JSON or None, (template, delta) or None]
+_CONVERTER = None
+_SLOT = "\ue000aoti-line\ue000"  # a line number to fill in; json.dumps writes it as an escape
+
+
+def encoded(d: types.Diagnostic) -> str:
+    """The diagnostic as JSON, as pygls would write it (lsprotocol's converter)."""
+    hit = _JSON.get(id(d))
+    if hit is None or hit[0] is not d:
+        if len(_JSON) > 200_000:
+            _JSON.clear()
+        hit = _JSON[id(d)] = [d, None, None]
+    if hit[1] is None:
+        if hit[2] is not None:
+            (parts, lines), delta = hit[2]
+            out = [parts[0]]
+            for line, part in zip(lines, parts[1:]):
+                out.append(str(line + delta))
+                out.append(part)
+            hit[1] = "".join(out)
+        else:
+            hit[1] = json.dumps(_unstructure(d))
+    return hit[1]
+
+
+def _unstructure(d: types.Diagnostic) -> dict:
+    global _CONVERTER
+    if _CONVERTER is None:
+        from lsprotocol import converters
+
+        _CONVERTER = converters.get_converter()
+    return _CONVERTER.unstructure(d)
+
+
+def report_json(items: list[types.Diagnostic]) -> str:
+    return "[" + ",".join(map(encoded, items)) + "]"
+
+
+def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
+    """(JSON pieces, line numbers between them): the lines `_move_lines` moves as slots."""
+    hit = _JSON.get(id(d))
+    if hit is not None and hit[0] is d and hit[2] is not None:  # moved already: its template, shifted
+        (parts, lines), delta = hit[2]
+        return parts, [line + delta for line in lines] if delta else lines
+    plain = _unstructure(d)
+    lines: list[int] = []
+
+    def slot(pos: dict) -> None:
+        lines.append(pos["line"])
+        pos["line"] = _SLOT
+
+    def slot_range(r: dict) -> None:
+        slot(r["start"])
+        slot(r["end"])
+
+    slot_range(plain["range"])
+    for r in plain.get("relatedInformation") or ():
+        if r["location"]["uri"] == uri:
+            slot_range(r["location"]["range"])
+    for e in _edits(plain.get("data")):
+        if "uri" not in e:
+            slot_range(e["range"])
+    parts = json.dumps(plain).split(json.dumps(_SLOT))
+    if len(parts) != len(lines) + 1:  # the marker inside a message: no slots, JSON made anew
+        raise ValueError("line slots")
+    if hit is not None and hit[0] is d:
+        hit[2] = ((parts, lines), 0)
+    return parts, lines
+
+
+def _encode_moved(new: types.Diagnostic, old: types.Diagnostic, n: int, uri: str) -> None:
+    """`new` (old moved by n lines) is written from old's template when it is serialised."""
+    try:
+        template = _template(old, uri)
+    except ValueError:
+        return
+    if len(_JSON) > 200_000:
+        _JSON.clear()
+    _JSON[id(new)] = [new, None, (template, n)]

@@ -11,11 +11,13 @@ import hashlib
 
 from lsprotocol import types
 
+from aoti_lsp.lsp.convert import encoded
+
 
 def fingerprint(diagnostics: list[types.Diagnostic]) -> str:
     h = hashlib.blake2b(digest_size=12)
     for d in diagnostics:
-        h.update(repr(d).encode())  # attrs reprs: every field, in a fixed order
+        h.update(encoded(d).encode())  # its JSON, every field, made once (convert.py)
         h.update(b"\0")
     return h.hexdigest()
 
