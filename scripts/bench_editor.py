@@ -197,6 +197,22 @@ class Editor:
             "uri": self.uri, "languageId": "python", "version": self.version, "text": self.text}})
         return (self.diagnostics() - t) * 1000
 
+    def pause(self, seconds: float) -> None:
+        """Typing paused: what the server sends meanwhile (a settled file's publish) is taken."""
+        time.sleep(seconds)
+        if not self.push:
+            self.diagnostics()
+            return
+        while not self.client.inbox.empty():
+            item = self.client.inbox.get()
+            if item is None:
+                raise RuntimeError("the server died during a pause")
+            msg = item[1]
+            if "method" in msg and "id" in msg:
+                self.client.send({"id": msg["id"], "result": None})
+            elif msg.get("method") == "textDocument/publishDiagnostics" and msg["params"]["uri"] == self.uri:
+                self.items = msg["params"]["diagnostics"]
+
     def diagnostics(self) -> float:
         """The arrival time of the document's diagnostics for its current version."""
         if self.push:
@@ -289,8 +305,7 @@ def run_file(name: str, path: Path, push: bool, profile: Path | None) -> dict:
         out["first_n"] = len(ed.items)
         if len(ed.items) < expected or not ed.items:
             failures.append(f"{name}: the first diagnostics hold {len(ed.items)}, --check finds {expected}")
-        time.sleep(2.0)  # the pause after opening: the whole file's analysis, the summary (guards.SETTLE_S)
-        ed.diagnostics()  # what the editor pulls after the refresh
+        ed.pause(3.0)  # after opening: the whole file's analysis, the summary (guards.SETTLE_S)
         rng = random.Random(24)
         keys = []
         for _ in range(KEYSTROKES):
@@ -301,9 +316,7 @@ def run_file(name: str, path: Path, push: bool, profile: Path | None) -> dict:
             time.sleep(GAP_S)
         out["keys"] = keys
         typed = sorted(map(key, ed.items))
-        time.sleep(2.0)  # typing paused: what the server settles
-        if not push:
-            ed.diagnostics()
+        ed.pause(3.0)  # typing paused: what the server settles
         settled = sorted(map(key, ed.items))
     finally:
         ed.close()
@@ -315,8 +328,7 @@ def run_file(name: str, path: Path, push: bool, profile: Path | None) -> dict:
     fresh = Editor(fresh_path, ed.text, push=False)
     try:
         fresh.open()
-        time.sleep(2.0)
-        fresh.diagnostics()
+        fresh.pause(3.0)
         want = sorted(map(key, fresh.items))
     finally:
         fresh.close()
