@@ -59,6 +59,11 @@ def test_encoded_is_what_pygls_writes_moved_ones_too():
         assert plain["range"]["start"]["line"] == line and plain["data"]["noqa"]["range"]["end"]["line"] == line + 1
         assert plain["relatedInformation"][1]["location"]["range"]["start"]["line"] == 7  # another file's: kept
         assert plain["data"]["fix"]["edits"][1]["range"]["start"]["line"] == 7
+    # an edit between its lines 7 and 8: line 7 stays, line 8 moves
+    part = json.loads(convert.encoded(convert._move_lines(d, 3, uri, after=7)))
+    assert part == CONVERTER.unstructure(convert._move_lines(d, 3, uri, after=7))
+    assert part["range"]["start"]["line"] == 7 and part["data"]["noqa"]["range"]["end"]["line"] == 11
+    assert json.loads(convert.encoded(d)) == CONVERTER.unstructure(d)  # the old one is as it was
 
 
 def test_publish_body_is_pygls_json():

@@ -91,7 +91,7 @@ def fix_data(source: Source, fix, encoding: str, caps, other_data=None) -> dict 
 
 def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_lines=None,
                other_data=None) -> types.Diagnostic:
-    rule = rule_by_code(finding.code)
+    rule = _rule(finding.code)
     data = {"code": finding.code, "noqa": noqa_edit(source, finding, encoding)}
     fix = fix_data(source, finding.fix, encoding, caps, other_data) if finding.fix is not None else None
     if fix is not None:
@@ -128,6 +128,16 @@ def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_line
     )
 
 
+_RULES: dict[str, object] = {}
+
+
+def _rule(code: str):
+    """rule_by_code, once per code (it scans every rule: ~70 us, per diagnostic made)."""
+    if code not in _RULES:
+        _RULES[code] = rule_by_code(code)
+    return _RULES[code]
+
+
 def _uri(path: str) -> str:
     return _abs_uri(os.path.abspath(path))
 
@@ -156,9 +166,9 @@ def moved_diagnostics(old: list[types.Diagnostic], findings: list[Finding], shif
 
 
 def _carrier(source: Source, shift):
-    """carry(old diagnostic or None, finding, make): the old diagnostic when all it names in
-    this file is before the edit's lines, or clear of them when no line was added or removed;
-    moved by the lines added when all is after them; else (or None) made anew."""
+    """carry(old diagnostic or None, finding, make): the old diagnostic when no line it names
+    in this file is one the edit touched, its lines after the edit moved by the lines added
+    (those before it stay); else (or None) made anew."""
     uri = _uri(source.path)
     data = source.data
     first = data.count(b"\n", 0, shift.start)  # the lines the edit spans, in the old text
@@ -168,11 +178,11 @@ def _carrier(source: Source, shift):
         if d is None:
             return make(f)
         lines = _lines_cached(d, uri)
-        if lines[-1] < first or (shift.lines == 0 and bisect_left(lines, first) == bisect_right(lines, last)):
+        if bisect_left(lines, first) != bisect_right(lines, last):
+            return make(f)  # it names a line the edit touched
+        if lines[-1] < first or shift.lines == 0:
             return d
-        if lines[0] > last:
-            return _move_lines(d, shift.lines, uri)
-        return make(f)
+        return _move_lines(d, shift.lines, uri, after=last)
     return carry
 
 
@@ -279,27 +289,48 @@ def _edits(data) -> list[dict]:
     return out
 
 
-def _move_lines(d: types.Diagnostic, n: int, uri: str) -> types.Diagnostic:
-    import copy
-
+def _move_lines(d: types.Diagnostic, n: int, uri: str, after: int = -1) -> types.Diagnostic:
+    """`d` with the lines it names in this file after line `after` moved by n. Only what holds
+    a moved line is copied; its JSON is the old one's with the lines filled in (encoded)."""
     if n == 0:
         return d
 
-    def rng(r: types.Range) -> types.Range:
-        return types.Range(types.Position(r.start.line + n, r.start.character), types.Position(r.end.line + n, r.end.character))
+    def line(x: int) -> int:
+        return x + n if x > after else x
 
-    data = copy.deepcopy(d.data)
-    for e in _edits(data):
-        if "uri" not in e:
-            for end in ("start", "end"):
-                e["range"][end]["line"] += n
+    def rng(r: types.Range) -> types.Range:
+        return types.Range(types.Position(line(r.start.line), r.start.character),
+                           types.Position(line(r.end.line), r.end.character))
+
+    def edit(e: dict) -> dict:
+        if "uri" in e:
+            return e
+        r = e["range"]
+        return {**e, "range": {"start": {**r["start"], "line": line(r["start"]["line"])},
+                               "end": {**r["end"], "line": line(r["end"]["line"])}}}
+
+    def fix(x):
+        return {**x, "edits": [edit(e) for e in x["edits"]]} if x and x.get("edits") else x
+
+    data = d.data
+    if isinstance(data, dict):
+        data = dict(data)
+        if data.get("noqa"):
+            data["noqa"] = edit(data["noqa"])
+        if "fix" in data:
+            data["fix"] = fix(data["fix"])
+        if data.get("alternatives"):
+            data["alternatives"] = [fix(x) for x in data["alternatives"]]
     related = d.related_information and [
         types.DiagnosticRelatedInformation(types.Location(r.location.uri, rng(r.location.range)), r.message)
         if r.location.uri == uri else r for r in d.related_information]
     moved = types.Diagnostic(range=rng(d.range), message=d.message, severity=d.severity, code=d.code,
                              code_description=d.code_description, source=d.source, tags=d.tags,
                              related_information=related, data=data)
-    _encode_moved(moved, d, n, uri)
+    _encode_moved(moved, d, line, uri)
+    hit = _LINES.get(id(d))
+    if hit is not None and hit[0] is d and hit[1] == uri:  # its lines, moved (in order: none was touched)
+        _LINES[id(moved)] = (moved, uri, tuple(map(line, hit[2])))
     return moved
 
 
@@ -308,7 +339,7 @@ def _move_lines(d: types.Diagnostic, n: int, uri: str) -> types.Diagnostic:
 # once and reused by every report and publish that holds it, and by its fingerprint (refresh.py).
 # One moved past an edit (_move_lines) is written from the old one's JSON with its line numbers
 # as slots: the line delta is applied when it is serialised, not through cattrs again.
-_JSON: dict[int, list] = {}  # id(diagnostic) -> [it, its JSON or None, (template, delta) or None]
+_JSON: dict[int, list] = {}  # id(diagnostic) -> [it, its JSON or None, (JSON pieces, lines between) or None]
 _CONVERTER = None
 _SLOT = "\ue000aoti-line\ue000"  # a line number to fill in; json.dumps writes it as an escape
 
@@ -322,10 +353,10 @@ def encoded(d: types.Diagnostic) -> str:
         hit = _JSON[id(d)] = [d, None, None]
     if hit[1] is None:
         if hit[2] is not None:
-            (parts, lines), delta = hit[2]
+            parts, lines = hit[2]
             out = [parts[0]]
             for line, part in zip(lines, parts[1:]):
-                out.append(str(line + delta))
+                out.append(str(line))
                 out.append(part)
             hit[1] = "".join(out)
         else:
@@ -347,11 +378,10 @@ def report_json(items: list[types.Diagnostic]) -> str:
 
 
 def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
-    """(JSON pieces, line numbers between them): the lines `_move_lines` moves as slots."""
+    """(JSON pieces, the line numbers between them): the lines `_move_lines` moves, as slots."""
     hit = _JSON.get(id(d))
-    if hit is not None and hit[0] is d and hit[2] is not None:  # moved already: its template, shifted
-        (parts, lines), delta = hit[2]
-        return parts, [line + delta for line in lines] if delta else lines
+    if hit is not None and hit[0] is d and hit[2] is not None:
+        return hit[2]
     plain = _unstructure(d)
     lines: list[int] = []
 
@@ -374,16 +404,17 @@ def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
     if len(parts) != len(lines) + 1:  # the marker inside a message: no slots, JSON made anew
         raise ValueError("line slots")
     if hit is not None and hit[0] is d:
-        hit[2] = ((parts, lines), 0)
+        hit[2] = (parts, lines)
     return parts, lines
 
 
-def _encode_moved(new: types.Diagnostic, old: types.Diagnostic, n: int, uri: str) -> None:
-    """`new` (old moved by n lines) is written from old's template when it is serialised."""
+def _encode_moved(new: types.Diagnostic, old: types.Diagnostic, line, uri: str) -> None:
+    """`new` is `old` with its lines moved (`line`: old line -> new): written from old's JSON
+    pieces when it is serialised."""
     try:
-        template = _template(old, uri)
+        parts, lines = _template(old, uri)
     except ValueError:
         return
     if len(_JSON) > 200_000:
         _JSON.clear()
-    _JSON[id(new)] = [new, None, (template, n)]
+    _JSON[id(new)] = [new, None, (parts, [line(x) for x in lines])]
