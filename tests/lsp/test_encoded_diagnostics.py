@@ -185,3 +185,15 @@ async def test_unchanged_pull_and_edits_equal_a_fresh_server(client, tmp_path):
     key = lambda d: (d.range.start.line, d.range.start.character, d.code)  # noqa: E731
     assert sorted(got, key=key) == sorted(want, key=key)
     assert len(got) != len(first)  # the edits changed the findings, not only moved them
+
+
+def test_encoded_json_is_dropped_with_its_diagnostic():
+    import gc
+
+    d = _diagnostic(3, "file:///here.py")
+    convert.encoded(d)
+    key = id(d)
+    assert key in convert._JSON._by_id
+    del d
+    gc.collect()
+    assert key not in convert._JSON._by_id  # held weakly: a closed file's diagnostics are not kept

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
@@ -216,19 +217,37 @@ def _foreign(f: Finding) -> bool:
     return any(r.path is not None for r in f.related)
 
 
-_KEYS: dict[int, tuple] = {}  # id(finding) -> (it, its key parts): a kept finding is asked every keystroke
+class _Memo:
+    """What was computed of an object, by identity, held as long as the object lives (weakly:
+    a finding holds its lazy fixes' trees)."""
+
+    def __init__(self):
+        self._by_id: dict[int, tuple] = {}
+
+    def get(self, obj):
+        hit = self._by_id.get(id(obj))
+        return hit[1] if hit is not None and hit[0]() is obj else None
+
+    def put(self, obj, value):
+        key = id(obj)
+
+        def gone(ref, key=key):
+            if self._by_id.get(key, (None,))[0] is ref:
+                del self._by_id[key]
+
+        self._by_id[key] = (weakref.ref(obj, gone), value)
+        return value
+
+
+_KEYS = _Memo()  # finding -> its key parts: a kept finding is asked every keystroke
 
 
 def _key_parts(f: Finding) -> tuple:
     """(offsets, the rest): all a diagnostic shows of a finding, its offsets apart (sorted, with
     where each goes, so that an edit moves them in one pass). The rest is None when the finding
     names another file (its lines there may have moved since, or it may be gone)."""
-    hit = _KEYS.get(id(f))
-    if hit is None or hit[0] is not f:
-        if len(_KEYS) > 200_000:
-            _KEYS.clear()
-        hit = _KEYS[id(f)] = (f, _make_key(f))
-    return hit[1]
+    parts = _KEYS.get(f)
+    return parts if parts is not None else _KEYS.put(f, _make_key(f))
 
 
 def _make_key(f: Finding) -> tuple:
@@ -255,16 +274,14 @@ def _make_key(f: Finding) -> tuple:
     return tuple(offsets[i] for i in order), (rest, tuple(order))
 
 
-_LINES: dict[int, tuple] = {}  # id(diagnostic) -> (it, its lines sorted): kept ones are asked every keystroke
+_LINES = _Memo()  # diagnostic -> (uri, its lines sorted): kept ones are asked every keystroke
 
 
 def _lines_cached(d: types.Diagnostic, uri: str) -> tuple[int, ...]:
-    hit = _LINES.get(id(d))
-    if hit is None or hit[0] is not d or hit[1] != uri:
-        if len(_LINES) > 200_000:
-            _LINES.clear()
-        hit = _LINES[id(d)] = (d, uri, tuple(sorted(set(_lines_of(d, uri)))))
-    return hit[2]
+    hit = _LINES.get(d)
+    if hit is None or hit[0] != uri:
+        hit = _LINES.put(d, (uri, tuple(sorted(set(_lines_of(d, uri))))))
+    return hit[1]
 
 
 def _lines_of(d: types.Diagnostic, uri: str) -> list[int]:
@@ -328,9 +345,9 @@ def _move_lines(d: types.Diagnostic, n: int, uri: str, after: int = -1) -> types
                              code_description=d.code_description, source=d.source, tags=d.tags,
                              related_information=related, data=data)
     _encode_moved(moved, d, line, uri)
-    hit = _LINES.get(id(d))
-    if hit is not None and hit[0] is d and hit[1] == uri:  # its lines, moved (in order: none was touched)
-        _LINES[id(moved)] = (moved, uri, tuple(map(line, hit[2])))
+    hit = _LINES.get(d)
+    if hit is not None and hit[0] == uri:  # its lines, moved (in order: none was touched)
+        _LINES.put(moved, (uri, tuple(map(line, hit[1]))))
     return moved
 
 
@@ -339,29 +356,25 @@ def _move_lines(d: types.Diagnostic, n: int, uri: str, after: int = -1) -> types
 # once and reused by every report and publish that holds it, and by its fingerprint (refresh.py).
 # One moved past an edit (_move_lines) is written from the old one's JSON with its line numbers
 # as slots: the line delta is applied when it is serialised, not through cattrs again.
-_JSON: dict[int, list] = {}  # id(diagnostic) -> [it, its JSON or None, (JSON pieces, lines between) or None]
+_JSON = _Memo()  # diagnostic -> [its JSON or None, (JSON pieces, the lines between) or None]
 _CONVERTER = None
 _SLOT = "\ue000aoti-line\ue000"  # a line number to fill in; json.dumps writes it as an escape
 
 
 def encoded(d: types.Diagnostic) -> str:
     """The diagnostic as JSON, as pygls would write it (lsprotocol's converter)."""
-    hit = _JSON.get(id(d))
-    if hit is None or hit[0] is not d:
-        if len(_JSON) > 200_000:
-            _JSON.clear()
-        hit = _JSON[id(d)] = [d, None, None]
-    if hit[1] is None:
-        if hit[2] is not None:
-            parts, lines = hit[2]
+    hit = _JSON.get(d) or _JSON.put(d, [None, None])
+    if hit[0] is None:
+        if hit[1] is not None:
+            parts, lines = hit[1]
             out = [parts[0]]
             for line, part in zip(lines, parts[1:]):
                 out.append(str(line))
                 out.append(part)
-            hit[1] = "".join(out)
+            hit[0] = "".join(out)
         else:
-            hit[1] = json.dumps(_unstructure(d))
-    return hit[1]
+            hit[0] = json.dumps(_unstructure(d))
+    return hit[0]
 
 
 def _unstructure(d: types.Diagnostic) -> dict:
@@ -379,9 +392,9 @@ def report_json(items: list[types.Diagnostic]) -> str:
 
 def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
     """(JSON pieces, the line numbers between them): the lines `_move_lines` moves, as slots."""
-    hit = _JSON.get(id(d))
-    if hit is not None and hit[0] is d and hit[2] is not None:
-        return hit[2]
+    hit = _JSON.get(d)
+    if hit is not None and hit[1] is not None:
+        return hit[1]
     plain = _unstructure(d)
     lines: list[int] = []
 
@@ -403,8 +416,8 @@ def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
     parts = json.dumps(plain).split(json.dumps(_SLOT))
     if len(parts) != len(lines) + 1:  # the marker inside a message: no slots, JSON made anew
         raise ValueError("line slots")
-    if hit is not None and hit[0] is d:
-        hit[2] = (parts, lines)
+    if hit is not None:
+        hit[1] = (parts, lines)
     return parts, lines
 
 
@@ -415,6 +428,4 @@ def _encode_moved(new: types.Diagnostic, old: types.Diagnostic, line, uri: str) 
         parts, lines = _template(old, uri)
     except ValueError:
         return
-    if len(_JSON) > 200_000:
-        _JSON.clear()
-    _JSON[id(new)] = [new, None, (parts, [line(x) for x in lines])]
+    _JSON.put(new, [None, (parts, [line(x) for x in lines])])
