@@ -360,12 +360,58 @@ def report(name: str, r: dict, mode: str) -> None:
               f"p90 {sorted(keys)[int(len(keys) * 0.9)]:.1f} ms; first keystroke {keys[0]:.1f} ms")
 
 
+def inside(name: str, text: str, keys: int = 12) -> None:
+    """The server's own phases of a keystroke, in this process (no stdio): the analysis
+    (AotiServer.result), the diagnostics made of it, their fingerprint (the result id) and the
+    report's JSON, each a median over `keys` keystrokes (the same kind the client types)."""
+    from lsprotocol import types
+
+    from aoti_lsp.lsp import convert
+    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+    from aoti_lsp.lsp.documents import Document
+    from aoti_lsp.lsp.server import AotiServer
+
+    ls = AotiServer()
+    ls.caps = ResolvedClientCapabilities(related_information=True)
+    path = Path(tempfile.gettempdir()) / "aoti-lsp-bench" / "editor" / name / "big.py"
+    doc = ls.docs[path.as_uri()] = Document(path.as_uri(), str(path), text, 0)
+    ls.diagnostics(doc)
+    ls.settled()
+    ls.sent.record(doc.uri, ls.diagnostics(doc))
+    rng, phases = random.Random(24), {"analysis": [], "diagnostics": [], "result id": [], "JSON": []}
+    for k in range(keys):
+        line, col, end, new = keystroke(doc.data.decode(), rng)
+        doc.apply([types.TextDocumentContentChangePartial(range=types.Range(
+            types.Position(line, col), types.Position(line, end)), text=new)], k + 1, "utf-16")
+        t0 = time.perf_counter()
+        ls.result(doc)
+        t1 = time.perf_counter()
+        items = ls.diagnostics(doc)
+        t2 = time.perf_counter()
+        ls.sent.record(doc.uri, items)
+        t3 = time.perf_counter()
+        body = convert.report_json(items) if hasattr(convert, "report_json") else json.dumps(
+            ls.protocol._converter.unstructure(types.RelatedFullDocumentDiagnosticReport(items)))
+        t4 = time.perf_counter()
+        for phase, ms in zip(phases, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            phases[phase].append(ms * 1000)
+        assert body
+    print(f"{name}, inside the server ({keys} keystrokes, median): " + ", ".join(
+        f"{phase} {statistics.median(ms):.1f} ms" for phase, ms in phases.items()))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--push", action="store_true", help="also measure publishDiagnostics (no pull capability)")
     ap.add_argument("--only", choices=["realistic", "dense"], help="one file")
     ap.add_argument("--profile", type=Path, help="write each server's cProfile to this folder")
+    ap.add_argument("--inside", action="store_true", help="only the server's phases of a keystroke, in this process")
     args = ap.parse_args()
+    if args.inside:
+        for name, make in (("realistic", realistic), ("dense", dense)):
+            if not args.only or name == args.only:
+                inside(name, make())
+        return 0
     folder = Path(os.environ.get("AOTI_BENCH_DIR", Path(tempfile.gettempdir()) / "aoti-lsp-bench")) / "editor"
     folder.mkdir(parents=True, exist_ok=True)
     if args.profile:
