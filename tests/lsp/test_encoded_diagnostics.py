@@ -40,6 +40,7 @@ def _diagnostic(line: int, uri: str) -> types.Diagnostic:
     return types.Diagnostic(
         range=rng, message="a message with a \"quote\" and é", severity=types.DiagnosticSeverity.Warning,
         code="AOTI001", source="aoti-lsp", tags=[types.DiagnosticTag.Deprecated],
+        code_description=types.CodeDescription(href="https://example.org/AOTI001"),
         related_information=[
             types.DiagnosticRelatedInformation(types.Location(uri, rng), "here"),
             types.DiagnosticRelatedInformation(types.Location("file:///other.py", rng), "there")],
@@ -64,6 +65,20 @@ def test_encoded_is_what_pygls_writes_moved_ones_too():
     assert part == CONVERTER.unstructure(convert._move_lines(d, 3, uri, after=7))
     assert part["range"]["start"]["line"] == 7 and part["data"]["noqa"]["range"]["end"]["line"] == 11
     assert json.loads(convert.encoded(d)) == CONVERTER.unstructure(d)  # the old one is as it was
+
+
+def test_encoded_is_what_pygls_writes_for_the_servers_diagnostics(tmp_path):
+    from aoti_lsp.analysis.engine import analyze
+    from aoti_lsp.analysis.source import Source
+    from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
+    from aoti_lsp.project.config import Config
+
+    source = Source(TEXT.encode(), str(tmp_path / "m.py"))
+    caps = ResolvedClientCapabilities(related_information=True)
+    items = [convert.diagnostic(source, f, "utf-16", caps) for f in analyze(source, Config()).findings]
+    assert len(items) == 36 and all(d.related_information or d.code != "AOTI101" for d in items)
+    for d in items:
+        assert json.loads(convert.encoded(d)) == CONVERTER.unstructure(d)
 
 
 def test_publish_body_is_pygls_json():

@@ -378,12 +378,56 @@ def encoded(d: types.Diagnostic) -> str:
 
 
 def _unstructure(d: types.Diagnostic) -> dict:
+    """What lsprotocol's converter makes of a diagnostic, written out (cattrs' generic walk
+    was most of a dense file's first report); a diagnostic with a field of another shape than
+    the server makes goes through the converter."""
+    try:
+        out: dict = {"range": _plain_range(d.range), "message": d.message}
+        if d.severity is not None:
+            out["severity"] = int(d.severity)
+        if d.code is not None:
+            if not isinstance(d.code, (int, str)):
+                raise TypeError(d.code)
+            out["code"] = d.code
+        if d.code_description is not None:
+            out["codeDescription"] = {"href": d.code_description.href}
+        if d.source is not None:
+            out["source"] = d.source
+        if d.tags is not None:
+            out["tags"] = [int(t) for t in d.tags]
+        if d.related_information is not None:
+            out["relatedInformation"] = [{"location": {"uri": r.location.uri, "range": _plain_range(r.location.range)},
+                                          "message": r.message} for r in d.related_information]
+        if d.data is not None:
+            if not _is_plain(d.data):
+                raise TypeError(d.data)
+            out["data"] = d.data
+        return out
+    except (TypeError, AttributeError):
+        return _converter().unstructure(d)
+
+
+def _plain_range(r: types.Range) -> dict:
+    return {"start": {"line": r.start.line, "character": r.start.character},
+            "end": {"line": r.end.line, "character": r.end.character}}
+
+
+def _is_plain(value) -> bool:
+    """JSON data as the server builds Diagnostic.data: dicts, lists, strings, numbers, booleans."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(map(_is_plain, value))
+    return value is None or type(value) in (str, int, float, bool)
+
+
+def _converter():
     global _CONVERTER
     if _CONVERTER is None:
         from lsprotocol import converters
 
         _CONVERTER = converters.get_converter()
-    return _CONVERTER.unstructure(d)
+    return _CONVERTER
 
 
 def report_json(items: list[types.Diagnostic]) -> str:
@@ -395,7 +439,7 @@ def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
     hit = _JSON.get(d)
     if hit is not None and hit[1] is not None:
         return hit[1]
-    plain = _unstructure(d)
+    plain = json.loads(encoded(d))  # a copy: its lines are replaced by slots below
     lines: list[int] = []
 
     def slot(pos: dict) -> None:
