@@ -1,7 +1,8 @@
 # make demo   - install the tool alone (no torch), then run aoti-lsp on the bundled examples
 # make test   - set up (Python env + test extras + real editors), then run every test, and the
 #               deprecation/migration torch tests again under the newest torch (test-torch-next)
-# make bench  - speed goals: a generated 20k-line file, torch's sources vs ruff (and warm), the server
+# make bench  - speed goals: a generated 20k-line file, torch's sources vs ruff (and warm), the server;
+#               then the editor as a stdio client feels it (scripts/bench_editor.py: pull and push)
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -73,6 +74,7 @@ fuzz: setup
 bench: setup
 	$(PY) -m pip install -q ruff
 	$(PY) scripts/bench.py
+	$(PY) scripts/bench_editor.py --push
 
 docs: setup
 	$(PY) scripts/gen_docs.py

@@ -8,7 +8,9 @@ diagnostics never build it."""
 
 from __future__ import annotations
 
+import json
 import os
+import weakref
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
@@ -90,7 +92,7 @@ def fix_data(source: Source, fix, encoding: str, caps, other_data=None) -> dict 
 
 def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_lines=None,
                other_data=None) -> types.Diagnostic:
-    rule = rule_by_code(finding.code)
+    rule = _rule(finding.code)
     data = {"code": finding.code, "noqa": noqa_edit(source, finding, encoding)}
     fix = fix_data(source, finding.fix, encoding, caps, other_data) if finding.fix is not None else None
     if fix is not None:
@@ -127,6 +129,16 @@ def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_line
     )
 
 
+_RULES: dict[str, object] = {}
+
+
+def _rule(code: str):
+    """rule_by_code, once per code (it scans every rule: ~70 us, per diagnostic made)."""
+    if code not in _RULES:
+        _RULES[code] = rule_by_code(code)
+    return _RULES[code]
+
+
 def _uri(path: str) -> str:
     return _abs_uri(os.path.abspath(path))
 
@@ -155,9 +167,9 @@ def moved_diagnostics(old: list[types.Diagnostic], findings: list[Finding], shif
 
 
 def _carrier(source: Source, shift):
-    """carry(old diagnostic or None, finding, make): the old diagnostic when all it names in
-    this file is before the edit's lines, or clear of them when no line was added or removed;
-    moved by the lines added when all is after them; else (or None) made anew."""
+    """carry(old diagnostic or None, finding, make): the old diagnostic when no line it names
+    in this file is one the edit touched, its lines after the edit moved by the lines added
+    (those before it stay); else (or None) made anew."""
     uri = _uri(source.path)
     data = source.data
     first = data.count(b"\n", 0, shift.start)  # the lines the edit spans, in the old text
@@ -167,11 +179,11 @@ def _carrier(source: Source, shift):
         if d is None:
             return make(f)
         lines = _lines_cached(d, uri)
-        if lines[-1] < first or (shift.lines == 0 and bisect_left(lines, first) == bisect_right(lines, last)):
+        if bisect_left(lines, first) != bisect_right(lines, last):
+            return make(f)  # it names a line the edit touched
+        if lines[-1] < first or shift.lines == 0:
             return d
-        if lines[0] > last:
-            return _move_lines(d, shift.lines, uri)
-        return make(f)
+        return _move_lines(d, shift.lines, uri, after=last)
     return carry
 
 
@@ -185,10 +197,13 @@ def reused_diagnostics(old: list[types.Diagnostic], old_findings: list[Finding],
         return [make(f) for f in findings]
     by_key = {}
     for g, d in zip(old_findings, old):
-        if not _foreign(g):
-            by_key.setdefault(_key(g, shift.at), d)
+        offsets, rest = _key_parts(g)
+        if rest is not None:
+            if offsets and offsets[-1] >= shift.old_end:  # sorted: only a finding past the edit moves
+                offsets = tuple(x + shift.delta if x >= shift.old_end else x for x in offsets)
+            by_key.setdefault((offsets, rest), d)
     carry = _carrier(source, shift)
-    return [carry(None if _foreign(f) else by_key.get(_key(f, None)), f, make) for f in findings]
+    return [carry(None if (k := _key_parts(f))[1] is None else by_key.get(k), f, make) for f in findings]
 
 
 def _foreign(f: Finding) -> bool:
@@ -202,31 +217,71 @@ def _foreign(f: Finding) -> bool:
     return any(r.path is not None for r in f.related)
 
 
-def _key(f: Finding, at) -> tuple:
-    """All a diagnostic shows of a finding, its offsets through `at` (old -> new) if given."""
-    at = at or (lambda x: x)
+class _Memo:
+    """What was computed of an object, by identity, held as long as the object lives (weakly:
+    a finding holds its lazy fixes' trees)."""
+
+    def __init__(self):
+        self._by_id: dict[int, tuple] = {}
+
+    def get(self, obj):
+        hit = self._by_id.get(id(obj))
+        return hit[1] if hit is not None and hit[0]() is obj else None
+
+    def put(self, obj, value):
+        key = id(obj)
+
+        def gone(ref, key=key):
+            if self._by_id.get(key, (None,))[0] is ref:
+                del self._by_id[key]
+
+        self._by_id[key] = (weakref.ref(obj, gone), value)
+        return value
+
+
+_KEYS = _Memo()  # finding -> its key parts: a kept finding is asked every keystroke
+
+
+def _key_parts(f: Finding) -> tuple:
+    """(offsets, the rest): all a diagnostic shows of a finding, its offsets apart (sorted, with
+    where each goes, so that an edit moves them in one pass). The rest is None when the finding
+    names another file (its lines there may have moved since, or it may be gone)."""
+    parts = _KEYS.get(f)
+    return parts if parts is not None else _KEYS.put(f, _make_key(f))
+
+
+def _make_key(f: Finding) -> tuple:
+    if _foreign(f):
+        return (), None
+    offsets: list[int] = [f.start, f.end]
 
     def fix_key(fix):
         if fix is None:
             return None
         if isinstance(fix, Fix):
-            return (fix.title, fix.applicability, fix.snippet, tuple((at(e.start), at(e.end), e.text) for e in fix.edits))
+            for e in fix.edits:
+                offsets.extend((e.start, e.end))
+            return (fix.title, fix.applicability, fix.snippet, tuple(e.text for e in fix.edits))
         return (fix.title, fix.applicability, fix.snippet, frozenset(fix.other_files), type(fix).__name__)
 
-    return (f.code, f.message, at(f.start), at(f.end), f.severity, f.deprecated, f.unnecessary,
-            tuple((at(r.start), at(r.end), r.message) for r in f.related), fix_key(f.fix), tuple(map(fix_key, f.alternatives)))
+    related = []
+    for r in f.related:
+        offsets.extend((r.start, r.end))
+        related.append(r.message)
+    rest = (f.code, f.message, f.severity, f.deprecated, f.unnecessary, tuple(related), fix_key(f.fix),
+            tuple(map(fix_key, f.alternatives)))
+    order = sorted(range(len(offsets)), key=offsets.__getitem__)  # where each offset goes, by value
+    return tuple(offsets[i] for i in order), (rest, tuple(order))
 
 
-_LINES: dict[int, tuple] = {}  # id(diagnostic) -> (it, its lines sorted): kept ones are asked every keystroke
+_LINES = _Memo()  # diagnostic -> (uri, its lines sorted): kept ones are asked every keystroke
 
 
 def _lines_cached(d: types.Diagnostic, uri: str) -> tuple[int, ...]:
-    hit = _LINES.get(id(d))
-    if hit is None or hit[0] is not d or hit[1] != uri:
-        if len(_LINES) > 200_000:
-            _LINES.clear()
-        hit = _LINES[id(d)] = (d, uri, tuple(sorted(set(_lines_of(d, uri)))))
-    return hit[2]
+    hit = _LINES.get(d)
+    if hit is None or hit[0] != uri:
+        hit = _LINES.put(d, (uri, tuple(sorted(set(_lines_of(d, uri))))))
+    return hit[1]
 
 
 def _lines_of(d: types.Diagnostic, uri: str) -> list[int]:
@@ -251,23 +306,170 @@ def _edits(data) -> list[dict]:
     return out
 
 
-def _move_lines(d: types.Diagnostic, n: int, uri: str) -> types.Diagnostic:
-    import copy
-
+def _move_lines(d: types.Diagnostic, n: int, uri: str, after: int = -1) -> types.Diagnostic:
+    """`d` with the lines it names in this file after line `after` moved by n. Only what holds
+    a moved line is copied; its JSON is the old one's with the lines filled in (encoded)."""
     if n == 0:
         return d
 
-    def rng(r: types.Range) -> types.Range:
-        return types.Range(types.Position(r.start.line + n, r.start.character), types.Position(r.end.line + n, r.end.character))
+    def line(x: int) -> int:
+        return x + n if x > after else x
 
-    data = copy.deepcopy(d.data)
-    for e in _edits(data):
-        if "uri" not in e:
-            for end in ("start", "end"):
-                e["range"][end]["line"] += n
+    def rng(r: types.Range) -> types.Range:
+        return types.Range(types.Position(line(r.start.line), r.start.character),
+                           types.Position(line(r.end.line), r.end.character))
+
+    def edit(e: dict) -> dict:
+        if "uri" in e:
+            return e
+        r = e["range"]
+        return {**e, "range": {"start": {**r["start"], "line": line(r["start"]["line"])},
+                               "end": {**r["end"], "line": line(r["end"]["line"])}}}
+
+    def fix(x):
+        return {**x, "edits": [edit(e) for e in x["edits"]]} if x and x.get("edits") else x
+
+    data = d.data
+    if isinstance(data, dict):
+        data = dict(data)
+        if data.get("noqa"):
+            data["noqa"] = edit(data["noqa"])
+        if "fix" in data:
+            data["fix"] = fix(data["fix"])
+        if data.get("alternatives"):
+            data["alternatives"] = [fix(x) for x in data["alternatives"]]
     related = d.related_information and [
         types.DiagnosticRelatedInformation(types.Location(r.location.uri, rng(r.location.range)), r.message)
         if r.location.uri == uri else r for r in d.related_information]
-    return types.Diagnostic(range=rng(d.range), message=d.message, severity=d.severity, code=d.code,
-                            code_description=d.code_description, source=d.source, tags=d.tags,
-                            related_information=related, data=data)
+    moved = types.Diagnostic(range=rng(d.range), message=d.message, severity=d.severity, code=d.code,
+                             code_description=d.code_description, source=d.source, tags=d.tags,
+                             related_information=related, data=data)
+    _encode_moved(moved, d, line, uri)
+    hit = _LINES.get(d)
+    if hit is not None and hit[0] == uri:  # its lines, moved (in order: none was touched)
+        _LINES.put(moved, (uri, tuple(map(line, hit[1]))))
+    return moved
+
+
+# -- diagnostics encoded once (issue 24) -----------------------------------------------------------
+# A diagnostic is never changed once made (a moved one is a new object), so its JSON is written
+# once and reused by every report and publish that holds it, and by its fingerprint (refresh.py).
+# One moved past an edit (_move_lines) is written from the old one's JSON with its line numbers
+# as slots: the line delta is applied when it is serialised, not through cattrs again.
+_JSON = _Memo()  # diagnostic -> [its JSON or None, (JSON pieces, the lines between) or None]
+_CONVERTER = None
+_SLOT = "\ue000aoti-line\ue000"  # a line number to fill in; json.dumps writes it as an escape
+
+
+def encoded(d: types.Diagnostic) -> str:
+    """The diagnostic as JSON, as pygls would write it (lsprotocol's converter)."""
+    hit = _JSON.get(d) or _JSON.put(d, [None, None])
+    if hit[0] is None:
+        if hit[1] is not None:
+            parts, lines = hit[1]
+            out = [parts[0]]
+            for line, part in zip(lines, parts[1:]):
+                out.append(str(line))
+                out.append(part)
+            hit[0] = "".join(out)
+        else:
+            hit[0] = json.dumps(_unstructure(d))
+    return hit[0]
+
+
+def _unstructure(d: types.Diagnostic) -> dict:
+    """What lsprotocol's converter makes of a diagnostic, written out (cattrs' generic walk
+    was most of a dense file's first report); a diagnostic with a field of another shape than
+    the server makes goes through the converter."""
+    try:
+        out: dict = {"range": _plain_range(d.range), "message": d.message}
+        if d.severity is not None:
+            out["severity"] = int(d.severity)
+        if d.code is not None:
+            if not isinstance(d.code, (int, str)):
+                raise TypeError(d.code)
+            out["code"] = d.code
+        if d.code_description is not None:
+            out["codeDescription"] = {"href": d.code_description.href}
+        if d.source is not None:
+            out["source"] = d.source
+        if d.tags is not None:
+            out["tags"] = [int(t) for t in d.tags]
+        if d.related_information is not None:
+            out["relatedInformation"] = [{"location": {"uri": r.location.uri, "range": _plain_range(r.location.range)},
+                                          "message": r.message} for r in d.related_information]
+        if d.data is not None:
+            if not _is_plain(d.data):
+                raise TypeError(d.data)
+            out["data"] = d.data
+        return out
+    except (TypeError, AttributeError):
+        return _converter().unstructure(d)
+
+
+def _plain_range(r: types.Range) -> dict:
+    return {"start": {"line": r.start.line, "character": r.start.character},
+            "end": {"line": r.end.line, "character": r.end.character}}
+
+
+def _is_plain(value) -> bool:
+    """JSON data as the server builds Diagnostic.data: dicts, lists, strings, numbers, booleans."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(map(_is_plain, value))
+    return value is None or type(value) in (str, int, float, bool)
+
+
+def _converter():
+    global _CONVERTER
+    if _CONVERTER is None:
+        from lsprotocol import converters
+
+        _CONVERTER = converters.get_converter()
+    return _CONVERTER
+
+
+def report_json(items: list[types.Diagnostic]) -> str:
+    return "[" + ",".join(map(encoded, items)) + "]"
+
+
+def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
+    """(JSON pieces, the line numbers between them): the lines `_move_lines` moves, as slots."""
+    hit = _JSON.get(d)
+    if hit is not None and hit[1] is not None:
+        return hit[1]
+    plain = json.loads(encoded(d))  # a copy: its lines are replaced by slots below
+    lines: list[int] = []
+
+    def slot(pos: dict) -> None:
+        lines.append(pos["line"])
+        pos["line"] = _SLOT
+
+    def slot_range(r: dict) -> None:
+        slot(r["start"])
+        slot(r["end"])
+
+    slot_range(plain["range"])
+    for r in plain.get("relatedInformation") or ():
+        if r["location"]["uri"] == uri:
+            slot_range(r["location"]["range"])
+    for e in _edits(plain.get("data")):
+        if "uri" not in e:
+            slot_range(e["range"])
+    parts = json.dumps(plain).split(json.dumps(_SLOT))
+    if len(parts) != len(lines) + 1:  # the marker inside a message: no slots, JSON made anew
+        raise ValueError("line slots")
+    if hit is not None:
+        hit[1] = (parts, lines)
+    return parts, lines
+
+
+def _encode_moved(new: types.Diagnostic, old: types.Diagnostic, line, uri: str) -> None:
+    """`new` is `old` with its lines moved (`line`: old line -> new): written from old's JSON
+    pieces when it is serialised."""
+    try:
+        parts, lines = _template(old, uri)
+    except ValueError:
+        return
+    _JSON.put(new, [None, (parts, [line(x) for x in lines])])

@@ -8,19 +8,27 @@
 - a message with a broken `Content-Length` header does not swallow the next message (StdinFrames);
 - the futures pygls leaves behind for notifications are dropped once done;
 - a message that fails to deserialize is one warning line, not pygls' traceback of it; a client
-  that closed its end is noted once and nothing more is sent (pygls logged a traceback per message).
+  that closed its end is noted once and nothing more is sent (pygls logged a traceback per message);
+- a diagnostic report or publish is written from each diagnostic's JSON, made once (convert.encoded),
+  not unstructured by cattrs on every pull.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
 import logging
 import os
 import re
 
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
+from lsprotocol import types
 from lsprotocol.types import ResponseError
 from pygls.protocol.json_rpc import JsonRPCNotification, RPCRequest
+
+from aoti_lsp.lsp.convert import report_json
 
 log = logging.getLogger(__name__)
 IGNORED = "$/aoti-lsp/rejected"
@@ -66,7 +74,19 @@ class Protocol(LanguageServerProtocol):
         if self.client_gone:
             return
         try:
-            super()._send_data(data)
+            try:
+                body = _diagnostics_body(data)
+            except Exception:  # never a lost report: pygls writes it the slow way
+                log.exception("writing a diagnostic report failed")
+                body = None
+            if body is None or self.writer is None:
+                super()._send_data(data)
+            else:  # pygls' framing, the JSON written here (ASCII: len is the byte count)
+                header = (f"Content-Length: {len(body)}\r\n"
+                          f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n")
+                res = self.writer.write(((header if self._include_headers else "") + body).encode(self.CHARSET))
+                if inspect.isawaitable(res):
+                    asyncio.ensure_future(res)
         except BrokenPipeError:  # the client left: say it once, send nothing more
             self.client_gone = True
             log.warning("the client closed the connection: nothing more is sent")
@@ -112,6 +132,26 @@ class Protocol(LanguageServerProtocol):
             for key, future in list(self._request_futures.items()):
                 if future.done():
                     del self._request_futures[key]
+
+
+def _diagnostics_body(message) -> str | None:
+    """The JSON of a full diagnostic report or a publishDiagnostics, each diagnostic's JSON
+    written once and reused (convert.encoded: cattrs made most of a dense file's keystroke);
+    None for any other message (pygls writes it)."""
+    result = getattr(message, "result", None)
+    if type(result) is types.RelatedFullDocumentDiagnosticReport and not result.related_documents:
+        head = {"id": message.id, "jsonrpc": message.jsonrpc, "result": {"kind": result.kind}}
+        if result.result_id is not None:
+            head["result"]["resultId"] = result.result_id
+        return json.dumps(head)[:-2] + ', "items": ' + report_json(result.items) + "}}"
+    params = getattr(message, "params", None)
+    if getattr(message, "method", None) == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and \
+            type(params) is types.PublishDiagnosticsParams:
+        head = {"method": message.method, "jsonrpc": message.jsonrpc, "params": {"uri": params.uri}}
+        if params.version is not None:
+            head["params"]["version"] = params.version
+        return json.dumps(head)[:-2] + ', "diagnostics": ' + report_json(params.diagnostics) + "}}"
+    return None
 
 
 def _uri(data) -> str | None:

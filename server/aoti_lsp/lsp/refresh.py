@@ -11,11 +11,13 @@ import hashlib
 
 from lsprotocol import types
 
+from aoti_lsp.lsp.convert import encoded
+
 
 def fingerprint(diagnostics: list[types.Diagnostic]) -> str:
     h = hashlib.blake2b(digest_size=12)
     for d in diagnostics:
-        h.update(repr(d).encode())  # attrs reprs: every field, in a fixed order
+        h.update(encoded(d).encode())  # its JSON, every field, made once (convert.py)
         h.update(b"\0")
     return h.hexdigest()
 
@@ -25,13 +27,25 @@ class Sent:
 
     def __init__(self):
         self._by_uri: dict[str, str] = {}
+        self._last: dict[str, tuple[list, str]] = {}  # uri -> (the list last fingerprinted, its fingerprint)
 
     def record(self, uri: str, diagnostics: list[types.Diagnostic]) -> str:
-        self._by_uri[uri] = fp = fingerprint(diagnostics)
+        self._by_uri[uri] = fp = self._fingerprint(uri, diagnostics)
         return fp
 
     def differs(self, uri: str, diagnostics: list[types.Diagnostic]) -> bool:
-        return self._by_uri.get(uri) != fingerprint(diagnostics)
+        return self._by_uri.get(uri) != self._fingerprint(uri, diagnostics)
+
+    def _fingerprint(self, uri: str, diagnostics: list[types.Diagnostic]) -> str:
+        """The server hands back the very list it made while the result stands (never changed
+        after): its fingerprint is not computed again."""
+        last = self._last.get(uri)
+        if last is not None and last[0] is diagnostics:
+            return last[1]
+        fp = fingerprint(diagnostics)
+        self._last[uri] = (diagnostics, fp)
+        return fp
 
     def forget(self, uri: str) -> None:
         self._by_uri.pop(uri, None)
+        self._last.pop(uri, None)
