@@ -21,7 +21,7 @@ import fnmatch
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import PurePath
 
 from tree_sitter import Node
@@ -66,6 +66,14 @@ def jagged_patterns(config) -> tuple[str, ...]:
 
 
 def is_jagged_name(name: str, patterns: Iterable[str]) -> bool:
+    if isinstance(patterns, tuple):
+        return _matches(name, patterns)
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+@lru_cache(maxsize=65536)
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    # the same few hundred names asked again on every statement a keystroke reads
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 

@@ -85,6 +85,7 @@ _PIECES: dict[tuple, Piece] = {}
 
 def forget_texts() -> None:
     _PIECES.clear()
+    _MARKS.clear()
 
 
 def piece_of(data: bytes, node, info: incremental.Info, tokens) -> Piece:
@@ -178,8 +179,9 @@ class Entry:
         self.gates = gates_of(self.source, self.config, self.project)
         jagged = _jagged_on(self.gates, self.config, self.source.path)
         self.labels = labels_of(ctx, self.starts, range(len(children)), jagged)
-        self.guards = frozenset(i for i, c in enumerate(children) if jagged and _module_guard(data, c))
-        self.evidence = frozenset(i for i, c in enumerate(children) if jagged and _jagged_evidence(data, c, self.config))
+        marks = [_jagged_marks(data, c, self.config) for c in children] if jagged else []
+        self.guards = frozenset(i for i, m in enumerate(marks) if m[0])
+        self.evidence = frozenset(i for i, m in enumerate(marks) if m[1])
         self.wide = _jagged_wide(ctx) if jagged else None
         # kept as the text changes: an edit of an import, or one that adds or removes a statement, is not sliced
         self.imports = frozenset(i for i, c in enumerate(children) if c.type in ("import_statement", "import_from_statement"))
@@ -321,6 +323,21 @@ def _jagged_wide(ctx) -> tuple:
 
 
 _KEYWORD = re.compile(rb"([A-Za-z_]\w*)\s*=(?!=)")
+_MARKS: dict[tuple, tuple[bool, bool]] = {}
+
+
+def _jagged_marks(data: bytes, node, config) -> tuple[bool, bool]:
+    """(_module_guard, _jagged_evidence) of a top-level statement, memoised by its text: an
+    entry is built again after every whole-file analysis, and reading every statement of a
+    20k-line file again was ~45 ms of the keystroke that builds it."""
+    from aoti_lsp.analysis.jagged import jagged_patterns
+
+    key = (data[node.start_byte:node.end_byte], node.type, jagged_patterns(config))
+    found = _MARKS.get(key)
+    if found is None:
+        incremental.trimmed(_MARKS)
+        found = _MARKS[key] = (_module_guard(data, node), _jagged_evidence(data, node, config))
+    return found
 
 
 def _jagged_evidence(data: bytes, node, config) -> bool:
