@@ -293,6 +293,37 @@ def test_server_slices_between_keystrokes_elsewhere_match_a_fresh_server():
     assert sliced >= 6, f"only {sliced} of 12 keystrokes in AOTI code were sliced"
 
 
+def test_keystrokes_all_over_the_file_then_in_aoti_code_are_sliced_from_the_text_they_follow():
+    """Keystrokes in other code spread through the file (the findings moved, incremental.py),
+    then keystrokes in AOTI code: the slice follows each moved keystroke (Slicer.follow), so the
+    next keystroke in AOTI code is sliced from the text before it, not from one many edits old
+    (whose single edit span reached from the first edit to the last: a whole analysis, ~300 ms
+    in a 20k-line file). Each keystroke's diagnostics equal a fresh server's."""
+    from lsprotocol import types
+
+    text = generated_source(120, 2500)
+    path = str(ROOT / "big_spread.py")
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text, pause=True)
+    rng, version, sliced, aoti_keys = random.Random(5), 0, 0, 0
+    for k in range(16):
+        lines = doc.data.decode().split("\n")
+        aoti = [i for i, l in enumerate(lines) if "self.runner = torch._inductor.aoti_load_package(" in l]
+        other = [i for i, l in enumerate(lines) if l.startswith("    total = 0")]
+        in_aoti = k % 4 == 3  # three keystrokes far apart in other code, then one in AOTI code
+        line = rng.choice(aoti if in_aoti else other)
+        col = len(lines[line]) - len(lines[line].lstrip()) + 1
+        version += 1
+        at = types.Position(line, col)
+        doc.apply([types.TextDocumentContentChangePartial(range=types.Range(at, at), text="q")], version, "utf-16")
+        items = ls.diagnostics(doc)
+        if in_aoti:
+            aoti_keys += 1
+            sliced += getattr(ls.result(doc), "sliced", None) is not None
+        assert items == inprocess.fresh_diagnostics(doc), f"keystroke {k}: diagnostics differ from a fresh server's"
+    assert sliced == aoti_keys == 4, f"{sliced} of {aoti_keys} keystrokes in AOTI code were sliced: {slice_mod.WHY}"
+
+
 @pytest.mark.parametrize("ask", ["resolve", "hover"])
 def test_quick_fix_after_a_slice_comes_from_a_full_analysis(ask):
     """A slice's lazy fixes were planned on other texts: the quick fix resolved after a sliced

@@ -133,6 +133,7 @@ class AotiServer(LanguageServer):
             result = incremental.shift_result(hit[1], hit[0]) if hit is not None else None
             if result is not None:  # a keystroke in code no rule sees: the last findings, moved
                 self.analysed.update(doc.uri, result)
+                self.sliced.follow(doc.uri, source, cfg, self.project, result)  # the next keystroke slices from here
                 self._results[doc.uri] = (key, result)
                 if result.provisional or self.analysed.provisional(doc.uri):  # a syntax error's reach: the file's tree says, later
                     guards.settle(self)
