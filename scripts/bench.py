@@ -545,8 +545,8 @@ def server() -> None:
         print(f"   {where}: median {statistics.median(ms):.1f} ms ({len(ms)} keystrokes)")
     opened = next((r["opened_settle_ms"] for r in rows if "opened_settle_ms" in r), None)
     if opened is not None:
-        print(f"   once typing pauses after the open: {opened:.0f} ms (the file's summary other files read, the whole "
-              "file's analysis, what a keystroke's slice reads; no goal)")
+        print(f"   once typing pauses after the open: {opened:.0f} ms (the file's summary other files read, "
+              "what a keystroke's slice reads; no goal)")
     settles = [r["settle_ms"] for r in rows if "settle_ms" in r]
     if settles:
         print(f"   once typing pauses (after a syntax error typed in other code): median {statistics.median(settles):.0f} ms "
