@@ -15,7 +15,7 @@ from aoti_lsp.fixes.fixer import applicable, apply_edits
 from aoti_lsp.project import notebook
 from aoti_lsp.fixes.layout import compile_error
 from aoti_lsp.project.project import summarize
-from aoti_lsp.analysis.source import Source, SourceError, decode_check
+from aoti_lsp.analysis.source import Source
 
 MAX_PASSES = 10
 
@@ -132,11 +132,8 @@ def _loaded(by_file, files, names, valid, here) -> bool:
     for path in by_file:
         if path in files:
             continue
-        try:
-            with open(path, "rb") as fh:
-                data = notebook.python_of(path, fh.read())
-            decode_check(data)
-        except (OSError, SourceError):
+        data = notebook.read_program(path)
+        if data is None:
             return False
         rel = os.path.relpath(path)
         files[path] = FileFix(rel if not rel.startswith("..") else path, data, data)

@@ -571,13 +571,11 @@ def _disk_source(path: str) -> Source | None:
         return None
     try:
         if budget.too_large(os.path.getsize(path)):
-            raise SourceError("too large")
-        with open(path, "rb") as fh:
-            data = notebook.python_of(path, fh.read())  # a notebook: its cells' program
-        decode_check(data)
-        return Source(data, os.path.abspath(path))
-    except (OSError, SourceError):
+            return None
+    except OSError:
         return None
+    data = notebook.read_program(path)  # a notebook: its cells' program
+    return Source(data, os.path.abspath(path)) if data is not None else None
 
 
 # -- code actions ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import tokenize
 from dataclasses import dataclass, field
 from json.decoder import scanstring
 
-from aoti_lsp.analysis.source import SourceError
+from aoti_lsp.analysis.source import SourceError, decode_check
 
 SUFFIX = ".ipynb"
 MARK = "#%% aoti-lsp cell {}"
@@ -187,6 +187,18 @@ def parse(raw: bytes) -> Notebook:
 def python_of(path: str, data: bytes) -> bytes:
     """What the checks read of the file at `path`: its program when it is a notebook."""
     return parse(data).source if is_notebook(path) else data
+
+
+def read_program(path: str) -> bytes | None:
+    """The program of the file at `path` as the checks read it (a notebook's cells), or None when
+    it cannot be read or analysed (missing, binary, not UTF-8, a broken notebook)."""
+    try:
+        with open(path, "rb") as fh:
+            data = python_of(path, fh.read())
+        decode_check(data)
+        return data
+    except (OSError, SourceError):
+        return None
 
 
 def read_notebook(path: str) -> Notebook:

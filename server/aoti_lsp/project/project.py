@@ -255,11 +255,8 @@ def _context(path: str, reader, project):
 
     data = reader(path) if reader is not None else None
     if data is None:
-        try:
-            with open(path, "rb") as fh:
-                data = notebook.python_of(path, fh.read())
-            decode_check(data)
-        except (OSError, SourceError):
+        data = notebook.read_program(path)
+        if data is None:
             return None
     return Context(Source(data, path), Config(), project)
 
