@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 import queue
-from functools import lru_cache
 import signal
 import threading
+from functools import lru_cache
 
 from aoti_lsp.project import cache as cachemod
 from aoti_lsp.project import files
