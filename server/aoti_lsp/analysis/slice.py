@@ -510,9 +510,10 @@ def _edit(entry: Entry, source: Source, config, project, tokens) -> _Edit | None
             return _no("edit of an import")
         if env and (_spells(before, ENV_READS) or _spells(after, ENV_READS)):
             return _no("edit of what AOTI301 reads file-wide")
-        if jagged and (i in entry.guards or _module_guard(window, node)):
+        guard, evidence = _jagged_marks(window, node, config) if jagged else (False, False)
+        if jagged and (i in entry.guards or guard):
             return _no("edit of a module-level guard (jagged)")
-        if jagged and (i in entry.evidence) != _jagged_evidence(window, node, config):
+        if jagged and (i in entry.evidence) != evidence:
             return _no("edit of what AOTI201/AOTI202 read file-wide")  # the chunk joins or leaves the set
     for i, piece in zip(edited, new_pieces):
         old_piece = entry.pieces[i]
@@ -539,8 +540,12 @@ def follow(entry: Entry, source: Source, config, project, result: Result) -> boo
     the next keystroke in AOTI code sliced from a text many edits old, its one edit span
     reaching from the first of them to the last: a whole analysis (~300 ms in 20k lines).
     False when the entry cannot follow (then it is forgotten)."""
-    if entry.starts is None or entry.broken or entry.tainted or source.data == entry.source.data:
-        return entry.starts is not None and source.data == entry.source.data
+    if entry.starts is None:
+        return False
+    if source.data == entry.source.data:
+        return True
+    if entry.broken or entry.tainted:
+        return False
     e = _edit(entry, source, config, project, incremental.anchor_tokens(config))
     edited = range(e.p, len(entry.starts) - e.q) if e is not None else ()
     if e is None or e.gates != entry.gates or not all(e.new_infos[i - e.p].sound for i in edited) \

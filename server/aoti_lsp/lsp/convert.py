@@ -92,7 +92,7 @@ def fix_data(source: Source, fix, encoding: str, caps, other_data=None) -> dict 
 
 def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_lines=None,
                other_data=None) -> types.Diagnostic:
-    rule = _rule(finding.code)
+    rule = rule_by_code(finding.code)
     data = {"code": finding.code, "noqa": noqa_edit(source, finding, encoding)}
     fix = fix_data(source, finding.fix, encoding, caps, other_data) if finding.fix is not None else None
     if fix is not None:
@@ -127,16 +127,6 @@ def diagnostic(source: Source, finding: Finding, encoding: str, caps, other_line
         related_information=related or None,
         data=data,
     )
-
-
-_RULES: dict[str, object] = {}
-
-
-def _rule(code: str):
-    """rule_by_code, once per code (it scans every rule: ~70 us, per diagnostic made)."""
-    if code not in _RULES:
-        _RULES[code] = rule_by_code(code)
-    return _RULES[code]
 
 
 def _uri(path: str) -> str:

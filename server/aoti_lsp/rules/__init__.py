@@ -81,4 +81,10 @@ def all_rules() -> tuple[Rule, ...]:
 
 
 def rule_by_code(code: str) -> Rule | None:
-    return next((r for r in all_rules() if r.code == code.upper()), None)
+    return _by_code().get(code.upper())
+
+
+@lru_cache(maxsize=None)
+def _by_code() -> dict[str, Rule]:
+    # one look-up per diagnostic made (the editor, every reporter): not a scan of every rule
+    return {r.code: r for r in all_rules()}
