@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -17,8 +18,8 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+import aoti_lsp
 import pytest
-
 from editor_support import (
     DEPRECATED,
     EDITORS_DIR,
@@ -146,8 +147,9 @@ def running_code_server(tmp_path: Path, workspace: Path, artifacts: Path, vsix: 
 
 # Issue 23 item 5: the first squiggle within 1.5 s of opening a file in a fresh window. On a 2-core
 # box shared with other work the figure swings by seconds (1.0-3.5 s measured for one build), so
-# the test asserts the order that saves time (the server spawned before its --version probe
-# answers) and prints the figure; the ceiling only catches a start several times too slow.
+# the test asserts the order that saves time (the extension activated by the workspace before the
+# file opens, the server spawned before its --version probe answers) and prints the figure; the
+# ceiling only catches a start several times too slow.
 FIRST_SQUIGGLE_GOAL_S = 1.5
 FIRST_SQUIGGLE_CEILING_S = 6.0
 
@@ -157,17 +159,23 @@ def extension_log(data: Path) -> str:
     return "".join(p.read_text(encoding="utf-8") for p in sorted((data / "logs").rglob("*aoti-lsp.log")))
 
 
-def check_first_start(result: dict, log: str, origin: str) -> float:
+def check_first_start(result: dict, data: Path, origin: str) -> float:
     """The server of `origin` was spawned before its --version probe answered; returns (and
     prints) the seconds from "file opened" to the first squiggles."""
+    log = extension_log(data)
     lines = log.splitlines()
     spawned = next((i for i, line in enumerate(lines) if f"] {origin}: spawned " in line), None)
     probed = next((i for i, line in enumerate(lines) if f"] {origin}: " in line and " --version -> " in line), None)
     assert spawned is not None and probed is not None, log
     assert spawned < probed, f"the server of {origin} was spawned after its --version probe:\n{log}"
+    # which came first: the workspace's *.py (workspaceContains) or the file's opening (onLanguage)
+    exthost = "".join(p.read_text(encoding="utf-8") for p in (data / "logs").rglob("*exthost*.log"))
+    event = re.search(r"_doActivateExtension aoti-lsp\.aoti-lsp, .*activationEvent: '([^']*)'", exthost)
     seconds = (result["times"]["squiggles"] - result["times"]["file opened"]) / 1000
+    window = (result["times"]["squiggles"] - result["times"]["workbench"]) / 1000
     started = [line for line in lines if "initialize answered in" in line][:1]
-    print(f"\nfirst squiggle {seconds:.2f} s after the file opened (goal {FIRST_SQUIGGLE_GOAL_S} s; {origin}); "
+    print(f"\nfirst squiggle {seconds:.2f} s after the file opened (goal {FIRST_SQUIGGLE_GOAL_S} s; {origin}), "
+          f"{window:.2f} s after the window, activated by {event and event.group(1)}; "
           f"{started[0] if started else 'no initialize line'}")
     assert seconds < FIRST_SQUIGGLE_CEILING_S, f"first squiggle {seconds:.2f} s after the file opened:\n{log}"
     return seconds
@@ -212,8 +220,27 @@ def code_server(tmp_path: Path, workspace: Path, artifacts: Path, server_version
     if check.returncode != 0:
         pytest.fail(f"{sys.prefix} is not a virtualenv with aoti-lsp ({check.stderr.strip()}); "
                     "run the tests with the project's .venv/bin/python")
+    # byte-compiled as pip leaves an installed package: this machine sets PYTHONDONTWRITEBYTECODE,
+    # and an editable install's start would compile the server's modules each time (~0.5-1.5 s
+    # of the first squiggle), which no user's start does after the first
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(aoti_lsp.__file__).parent)],
+                   check=True, capture_output=True, timeout=120)
     with running_code_server(tmp_path, workspace, artifacts, vsix, settings) as server:
         yield server
+
+
+def test_vscode_starts_with_the_workspace(code_server, workspace: Path, artifacts: Path):
+    """A folder with Python files starts the server before any file opens (the workspaceContains
+    activation events): a file opened then gets its squiggles without waiting for a start."""
+    result = run_driver(code_server, "bundled", workspace, artifacts, AOTI_OPEN_WHEN_RUNNING="1")
+    steps = result["steps"]
+    assert steps.index("server running before any file") < steps.index("file opened"), steps
+    exthost = "".join(p.read_text(encoding="utf-8") for p in (code_server["data"] / "logs").rglob("*exthost*.log"))
+    assert "aoti-lsp.aoti-lsp, startup: true, activationEvent: 'workspaceContains:" in exthost, exthost
+    seconds = (result["times"]["squiggles"] - result["times"]["file opened"]) / 1000
+    print(f"\nfirst squiggle {seconds:.2f} s after the file opened in a window whose server was running")
+    assert result["status"].endswith("aoti-lsp: 4"), result["status"]
+    assert seconds < FIRST_SQUIGGLE_GOAL_S, f"first squiggle {seconds:.2f} s after the file opened"
 
 
 def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, artifacts: Path):
@@ -225,7 +252,7 @@ def test_vscode_squiggle_problems_quickfix_save(code_server, workspace: Path, ar
         AOTI_FLAGGED=f"{FLAGGED_LINE + 1}:{len(FLAGGED_PREFIX) + 5}",
         AOTI_BAD_PYTHON=bad_python,
     )
-    check_first_start(result, extension_log(code_server["data"]), "setting aoti-lsp.interpreter")
+    check_first_start(result, code_server["data"], "setting aoti-lsp.interpreter")
 
     # AOTI001 and two AOTI002 (warnings) and the device mismatch AOTI101 (an error).
     assert result["squiggles"]["warning"] >= 2 and result["squiggles"]["error"] >= 1, result["squiggles"]
@@ -305,11 +332,12 @@ def test_vscode_bundled_server(tmp_path: Path, workspace: Path, artifacts: Path)
         missing_tool(f"{python} is not CPython 3.11 on x86_64, the bundle's platform ({probe.stdout.strip()})")
     with running_code_server(tmp_path, workspace, artifacts, vsix, {"aoti-lsp.interpreter": python}) as server:
         result = run_driver(server, "bundled", workspace, artifacts)
+        data = server["data"]
     assert result["status"].endswith("aoti-lsp: 4"), result["status"]
     log = "".join(p.read_text(encoding="utf-8") for p in artifacts.glob("*aoti-lsp.log"))
     assert f"Starting aoti-lsp {json.loads((EXTENSION / 'package.json').read_text())['version']}" in log, log
     assert f"(the bundled server run by {python})" in log, log
-    check_first_start(result, log, f"the bundled server run by {python}")
+    check_first_start(result, data, f"the bundled server run by {python}")
 
 
 def test_platform_vsix_ships_compiled_bundle():

@@ -7,55 +7,28 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
-const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
+const { env, result, stepper, drive } = require('./browser.cjs');
 
-const env = (name) => {
-    const value = process.env[name];
-    if (!value) throw new Error(`${name} is not set`);
-    return value;
-};
 const url = env('AOTI_URL');
 const folder = env('AOTI_FOLDER');
 const file = env('AOTI_FILE'); // relative to folder
-const artifacts = env('AOTI_ARTIFACTS');
 // main: the whole session below; bundled: only open the file and see the findings.
 const scenario = env('AOTI_SCENARIO');
-const timeout = Number(process.env.AOTI_TIMEOUT_MS || 60000);
-const result = { steps: [], times: {} }; // times: step -> ms since the epoch (its first time)
 // The text editor of the active editor group (not the Problems filter, hovers or inputs).
 const EDITOR_TEXT = '.part.editor .editor-group-container.active .editor-instance .monaco-editor .view-lines';
 
-const step = (name) => {
-    result.steps.push(name);
-    result.times[name] = result.times[name] ?? Date.now();
-    console.log(`[e2e ${new Date().toISOString()}] ${name}`);
-};
-
-async function main() {
-    const context = await chromium.launchPersistentContext(path.join(artifacts, 'chromium-profile'), {
-        executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-        headless: true,
-        viewport: { width: 1400, height: 860 },
-        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-            '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    const page = context.pages()[0] || (await context.newPage());
-    page.setDefaultTimeout(timeout);
-    const shot = (name) => page.screenshot({ path: path.join(artifacts, name) });
-    try {
-        await run(page, shot);
-    } catch (error) {
-        result.error = String(error && error.stack || error);
-        await shot('failure.png').catch(() => {});
-    } finally {
-        await context.close();
-    }
-}
+const step = stepper('e2e');
 
 async function run(page, shot) {
     await page.goto(`${url}/?folder=${encodeURIComponent(folder)}`);
     await page.waitForSelector('.monaco-workbench');
     step('workbench');
+    if (process.env.AOTI_OPEN_WHEN_RUNNING) {
+        // the workspace alone starts the server: its status item runs with no file open
+        await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
+            .some((e) => /aoti-lsp: 0/.test(e.textContent)));
+        step('server running before any file');
+    }
     if (scenario === 'explain') {
         await explainScenario(page, shot);
         return;
@@ -246,11 +219,4 @@ async function explainScenario(page, shot) {
     step('source opened');
 }
 
-main()
-    .catch((error) => {
-        result.error = String(error && error.stack || error);
-    })
-    .finally(() => {
-        fs.writeFileSync(env('AOTI_RESULT'), JSON.stringify(result, null, 2));
-        process.exit(result.error ? 1 : 0);
-    });
+drive(run);

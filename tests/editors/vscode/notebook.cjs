@@ -3,20 +3,9 @@
 // kernel, nothing from the network); the server's findings reach the cells (squiggles) and the
 // Problems panel. What is seen goes to $AOTI_RESULT; screenshots to $AOTI_ARTIFACTS.
 'use strict';
-const fs = require('node:fs');
-const path = require('node:path');
-const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
+const { env, result, stepper, drive } = require('./browser.cjs');
 
-const env = (name) => {
-    const value = process.env[name];
-    if (!value) throw new Error(`${name} is not set`);
-    return value;
-};
-const result = { steps: [] };
-const step = (name) => {
-    result.steps.push(name);
-    console.log(`[notebook ${new Date().toISOString()}] ${name}`);
-};
+const step = stepper('notebook');
 
 async function run(page, shot) {
     await page.goto(`${env('AOTI_URL')}/?folder=${encodeURIComponent(env('AOTI_FOLDER'))}`);
@@ -72,33 +61,4 @@ async function run(page, shot) {
     step('problems after the fix');
 }
 
-async function main() {
-    const artifacts = env('AOTI_ARTIFACTS');
-    const context = await chromium.launchPersistentContext(path.join(artifacts, 'chromium-profile'), {
-        executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-        headless: true,
-        viewport: { width: 1400, height: 860 },
-        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-            '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    const page = context.pages()[0] || (await context.newPage());
-    page.setDefaultTimeout(Number(process.env.AOTI_TIMEOUT_MS || 60000));
-    const shot = (name) => page.screenshot({ path: path.join(artifacts, name) });
-    try {
-        await run(page, shot);
-    } catch (error) {
-        result.error = String(error && error.stack || error);
-        await shot('failure.png').catch(() => {});
-    } finally {
-        await context.close();
-    }
-}
-
-main()
-    .catch((error) => {
-        result.error = String(error && error.stack || error);
-    })
-    .finally(() => {
-        fs.writeFileSync(env('AOTI_RESULT'), JSON.stringify(result, null, 2));
-        process.exit(result.error ? 1 : 0);
-    });
+drive(run);
