@@ -463,9 +463,10 @@ def shift_finding(f, shift: Shift, partial: bool = False):
 
 
 def shift_fix(fix, shift: Shift):
-    moved = getattr(fix, "shifted", None)
-    if moved is not None:  # a fix that builds its edits later knows how to move them
-        return moved(shift.at)
+    if type(fix) is not Fix:  # (a getattr that misses costs an exception: most fixes are plain)
+        moved = getattr(fix, "shifted", None)
+        if moved is not None:  # a fix that builds its edits later knows how to move them
+            return moved(shift.at)
     end, delta = shift.old_end, shift.delta
     edits = fix.edits
     for e in edits:

@@ -86,6 +86,7 @@ _PIECES: dict[tuple, Piece] = {}
 def forget_texts() -> None:
     _PIECES.clear()
     _MARKS.clear()
+    _LOUD.clear()
 
 
 def piece_of(data: bytes, node, info: incremental.Info, tokens) -> Piece:
