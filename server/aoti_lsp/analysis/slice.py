@@ -679,10 +679,23 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     entry.replaced = (edited, pieces)  # undone if this edit is refused (Slicer.result)
     changed = graph.forward(set(edited))
     affected = set(changed)
+    found_in = {_chunk(entry.starts, f.start) for f in entry.result.findings}
+
+    def cites_readers(b: int) -> bool:
+        """Whether findings of chunk `b` may depend on a statement that reads its names: an
+        import (AOTI001-003's "imported but never used"), an AOTI site (a compile cites its
+        loaders, a forward its model's exports and calls: the labels), a chunk with findings,
+        one binding conditionally or a global. Any other chunk's findings are the deprecated
+        calls it makes itself and AOTI301's variables (their reads refused above): a statement
+        reading it (a `class Net` exported elsewhere) changes none of them."""
+        piece = pieces[b]
+        return b in entry.imports or b in found_in or not piece.definite or bool(piece.setters) or piece.ambient \
+            or any(not _quiet(label, loud) for label in entry.labels[b])
+
     for c in changed:
-        affected |= graph.binders_of(c) | graph.readers_of(c)
+        affected |= {b for b in graph.binders_of(c) if cites_readers(b)} | graph.readers_of(c)
     for i in edited:  # what they read before the edit (an import no longer used now has a finding)
-        affected |= graph.binders_of(i, entry.pieces[i])
+        affected |= {b for b in graph.binders_of(i, entry.pieces[i]) if cites_readers(b)}
     for i in edited:  # a lazily set global: other bindings of the name decide whether it is followed
         for name in pieces[i].binds | pieces[i].setters:
             others = [j for j in graph.binders.get(name, ()) if j not in edited]
@@ -701,7 +714,6 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         return _no("too many affected")
     # what the affected chunks' analysis reads: binders (transitively), readers, artifact mates
     kept = set(affected)
-    found_in = {_chunk(entry.starts, f.start) for f in entry.result.findings}
     for c in affected:
         if c in changed or not pieces[c].hub or c in found_in:
             kept |= graph.readers_of(c)
