@@ -397,3 +397,117 @@ def test_non_ascii_names_link_statements():
     log: list = []
     _walk(text, "t.py", 0, 0, edits=[lambda t: edited], log=log)  # each sliced result checked there
     assert log == [True], f"not sliced: {log} {slice_mod.WHY}"
+
+
+# -- AOTI201/AOTI202's model labels: only a model that may have findings links its sites ---------
+_QUIET = "class Net{k}(torch.nn.Module):\n    def forward(self, x):\n        return x.relu() * {k}\n\n\n"
+_LOUD = ("class Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+         "        offsets = torch.cumsum(lengths, 0)\n        return values.sum(0) / offsets[-1]\n\n\n")
+_GUARDED = ("class Early(torch.nn.Module):\n    def forward(self, x):\n        if x.numel() == 0:\n"
+            "            return x\n        return x.relu()\n\n\n")
+
+
+def _serve(i: int, model: str, args: str = "torch.randn(4, 16)") -> str:
+    return (f"def serve_{i}(batch):\n"
+            f"    ep = torch.export.export({model}(), (torch.randn(4, 16, device=\"cuda\"),))\n"
+            f"    pkg = torch._inductor.aoti_compile_and_package(ep, package_path=\"artifacts/s{i}.pt2\")\n"
+            f"    runner = torch._inductor.aoti_load_package(pkg)\n"
+            f"    return runner({args})\n\n\n")
+
+
+def _models_file(loud: str = "", snippets: int = 80, filler: int = 0) -> str:
+    """`snippets` functions exporting, packaging, loading and calling one of three quiet models
+    (and of `loud`'s class, every fourth, when given), `filler` plain functions between them:
+    more than 50 statements."""
+    parts = ["import torch\n\n\n", *(_QUIET.format(k=k) for k in range(3)), loud]
+    name = loud.split("(")[0].removeprefix("class ") if loud else None
+    for i in range(snippets):
+        parts.append(_serve(i, name if name and i % 4 == 0 else f"Net{i % 3}"))
+        parts += [f"def helper_{i}_{j}(a):\n    return a + {j}\n\n\n" for j in range(filler)]
+    return "".join(parts)
+
+
+def _line_edit(old: str, new: str, nth: int = 0):
+    def step(text: str) -> str:
+        at = -1
+        for _ in range(nth + 1):
+            at = text.index(old, at + 1)
+        return text[:at] + new + text[at + len(old):]
+    return step
+
+
+def test_quiet_models_link_nothing():
+    """Every snippet exports one of three models whose `forward` has no jagged input and no
+    guard: AOTI201/AOTI202 report nothing for them, whatever their exports and calls say, so a
+    keystroke in one snippet re-analyses that snippet, not the ~27 others of its model (the
+    dense bench file: ~200 of 3,000 statements, each keystroke a whole analysis before)."""
+    text = _models_file()
+    steps = [_line_edit("runner(torch.randn(4, 16))", "runner(torch.randn(4, 17))", 5),
+             _line_edit('package_path="artifacts/s7.pt2"', 'package_path="artifacts/s7x.pt2"'),
+             _line_edit("aoti_load_package(pkg)", "aoti_load_package(pkgx)", 9)]
+    sizes: list = []
+    log: list = []
+    orig = slice_mod.slice_result
+
+    def spy(*a):
+        got = orig(*a)
+        sizes.append(getattr(got, "sliced", None))
+        return got
+    slice_mod.slice_result = spy
+    try:
+        _walk(text, "t.py", 0, 0, edits=steps, log=log)  # each sliced result compared with a full analysis
+    finally:
+        slice_mod.slice_result = orig
+    assert log == [True] * len(steps), f"not sliced: {log} {slice_mod.WHY}"
+    assert all(s is not None and s[0] <= 5 for s in sizes), f"quiet models still linked: {sizes}"
+
+
+def test_loud_models_still_linked_and_verdicts_change():
+    """Adversarial edits beside quiet models, each compared with a full analysis: a guard typed
+    before a call of the loud model's package (AOTI201's verdict for Pool), its `forward`
+    edited, a quiet `forward` made loud (a jagged parameter with a site, or an empty-input
+    guard: AOTI202), a snippet switched from a quiet model to the loud one and back."""
+    text = _models_file(_LOUD + _GUARDED, snippets=40, filler=3)  # evidence in the slice: under half the file
+    # callers of Pool's packages that never name Pool: linked to it by its label only
+    text += "".join(f"def call_{i}(v, lens):\n    runner = torch._inductor.aoti_load_package(\"artifacts/s{i}.pt2\")\n"
+                    f"    return runner(v, lens)\n\n\n" for i in range(0, 40, 4))
+    # a keyword argument named like Pool's input: whether every caller passes complete offsets
+    text += "def feed(f, v, lens):\n    return f(v, lengths=lens)\n"
+    complete = _line_edit("lengths=lens)", "lengths=torch.nn.functional.pad(lens, (1, 0)))")
+    assert _view(analyze(Source(text.encode(), "t.py"))) != _view(analyze(Source(complete(text).encode(), "t.py")))
+    found = {f.code for f in analyze(Source(text.encode(), "t.py")).findings}
+    assert {"AOTI201"} <= found, found
+    steps = [
+        _line_edit("    return runner(v, lens)", "    return runner(v, lens) if lens.numel() > 0 else v", 0),
+        _line_edit("    return runner(v, lens)", "    return runner(v, lens) if lens.numel() > 0 else v", 1),
+        _line_edit("    return runner(torch.randn(4, 16))",
+                   "    return runner(torch.randn(4, 16)) if batch.numel() > 0 else batch", 0),
+        _line_edit("offsets[-1]", "offsets[-2]"),
+        _line_edit("def forward(self, x):\n        return x.relu() * 1",
+                   "def forward(self, x, lengths):\n        return x[lengths.cumsum(0)[-1]]"),
+        _line_edit("def forward(self, x):\n        return x.relu() * 2",
+                   "def forward(self, x):\n        if x.numel() == 0:\n            return x\n        return x.relu() * 2"),
+        _line_edit("Net1(), (torch.randn", "Pool(), (torch.randn"),
+        _line_edit("Pool(), (torch.randn", "Net1(), (torch.randn", 1),
+        complete, _line_edit("(lens, (1, 0))", "(lens, (0, 0))"),
+        _line_edit("values, lengths):", "values, sizes):"),
+    ]
+    log: list = []
+    _walk(text, "t.py", 0, 0, edits=steps, log=log)  # each sliced result compared with a full analysis
+    assert sum(map(bool, log)) >= 4, f"too few sliced: the test proves little {log} {slice_mod.WHY}"
+
+
+def test_quiet_file_made_loud_after_slices():
+    """Slices of a file without a loud function keep no record of what AOTI201/AOTI202 read
+    file-wide: once a function turns loud, every edit is compared with a full analysis."""
+    text = _models_file(snippets=60)
+    steps = [_line_edit("runner(torch.randn(4, 16))", "runner(torch.randn(4, 17))", 3),
+             _line_edit('package_path="artifacts/s2.pt2"', 'package_path="artifacts/s2x.pt2"'),
+             _line_edit("def forward(self, x):\n        return x.relu() * 0",
+                        "def forward(self, x, lengths):\n        return x[lengths.cumsum(0)[-1]]"),
+             _line_edit("runner(torch.randn(4, 16))", "runner(torch.randn(4, 18))", 0),
+             _line_edit("torch.export.export(Net0()", "torch.export.export(Net1()", 0),
+             _line_edit("torch.export.export(Net1()", "torch.export.export(Net0()", 0)]
+    log: list = []
+    _walk(text, "t.py", 0, 0, edits=steps, log=log)
+    assert log[:2] == [True, True], f"not sliced: {log} {slice_mod.WHY}"

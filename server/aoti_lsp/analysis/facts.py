@@ -22,6 +22,7 @@ from tree_sitter import Node
 
 from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.names import ALIAS, DEF, IMPORT, LOCAL
+from aoti_lsp.analysis.source import absolute
 
 API = tables.api()
 OLD_COMPILE, NEW_COMPILE, EXPORT = API["old_compile"], API["new_compile"], API["export"]
@@ -92,7 +93,7 @@ def _plain_body(node: Node, start: Node) -> str | None:
             or len(text) < len(opening) + len(quote) or not text.endswith(quote) or node.has_error:
         return None
     body = text[len(opening):len(text) - len(quote)]
-    if any(c in body for c in (b"\\", b"\r", b"\x00", quote[:1])) or (len(quote) == 1 and b"\n" in body):
+    if b"\\" in body or b"\r" in body or b"\x00" in body or quote[:1] in body or (len(quote) == 1 and b"\n" in body):
         return None
     return body.decode()
 
@@ -106,8 +107,11 @@ def string_value(node: Node | None) -> str | None:
         return None if any(p is None for p in parts) else "".join(parts)
     if node.type != "string":
         return None
-    start = node.named_children[0] if node.named_children else None
-    if start is None or start.type != "string_start" or any(c in start.text.decode().lower() for c in "fb"):
+    start = node.named_child(0)
+    if start is None or start.type != "string_start":
+        return None
+    prefix = start.text
+    if b"f" in prefix or b"F" in prefix or b"b" in prefix or b"B" in prefix:
         return None
     plain = _plain_body(node, start)
     if plain is not None:
@@ -631,7 +635,7 @@ class Facts:
         path = self.src.path
         if not path or path.startswith("<"):
             return None
-        return os.path.abspath(path).replace(os.sep, "/")
+        return absolute(path).replace(os.sep, "/")
 
     def path_key(self, node: Node | None, at: int) -> str | None:
         """The artifact key of a path expression (it may hold references to other modules)."""

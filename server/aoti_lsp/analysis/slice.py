@@ -86,6 +86,7 @@ _PIECES: dict[tuple, Piece] = {}
 def forget_texts() -> None:
     _PIECES.clear()
     _MARKS.clear()
+    _LOUD.clear()
 
 
 def piece_of(data: bytes, node, info: incremental.Info, tokens) -> Piece:
@@ -141,7 +142,8 @@ class Entry:
         self.gates: tuple[bool, ...] = ()
         self.guards: frozenset[int] = frozenset()
         self.evidence: frozenset[int] = frozenset()  # chunks AOTI201/202 read file-wide (_jagged_evidence)
-        self.wide = None  # what AOTI201/202 concluded from them (_jagged_wide)
+        self.wide = None  # what AOTI201/202 concluded from them (_jagged_wide); None: unknown
+        self.loud: frozenset[str] = frozenset()  # keys of the targets that may have AOTI201/202 findings (_loud_keys)
         self.imports: frozenset[int] = frozenset()
         # a provisional text (PROVISIONAL): its chunks parsed with an error of their own, and
         # every chunk whose findings were made while one was broken (re-analysed by each later
@@ -183,6 +185,7 @@ class Entry:
         self.guards = frozenset(i for i, m in enumerate(marks) if m[0])
         self.evidence = frozenset(i for i, m in enumerate(marks) if m[1])
         self.wide = _jagged_wide(ctx) if jagged else None
+        self.loud = frozenset().union(*(_loud_keys(data, c, self.config) for c in children)) if jagged else frozenset()
         # kept as the text changes: an edit of an import, or one that adds or removes a statement, is not sliced
         self.imports = frozenset(i for i, c in enumerate(children) if c.type in ("import_statement", "import_from_statement"))
         return True
@@ -203,9 +206,12 @@ def labels_of(ctx, starts: list[int], wanted, jagged: bool = False) -> list[froz
         out.setdefault(_chunk(starts, at), set()).add(label)
 
     def key(site) -> str | None:
+        # a path this analysis cannot read links the site to nothing by key: no rule or fix pairs
+        # sites of unknown paths (devices.artifact, the migration plan and AOTI003 stop there), and
+        # an edit that makes it known gets a new `k` label, checked against the slice below
         if site.path_node is None:
             return None
-        return facts.resolve_key(facts.path_key(site.path_node, site.call.start_byte)) or "?"
+        return facts.resolve_key(facts.path_key(site.path_node, site.call.start_byte))
 
     for site in facts.compiles:
         ci = _chunk(starts, site.call.start_byte)
@@ -238,6 +244,7 @@ def _jagged_labels(ctx, add) -> None:
     one of those sites, and the function itself, gets the label `j<key>` (the key: the class or
     function name, as jagged.Model finds it)."""
     from aoti_lsp.analysis.jagged import COMPILERS, Model, summary_owner, unparen
+    from aoti_lsp.analysis.names import DEF
 
     model = Model(ctx, summary_owner(ctx.config) or "AOTI201")
     for target in model.targets():
@@ -250,11 +257,18 @@ def _jagged_labels(ctx, add) -> None:
         add(load.start_byte, "j" + key)
         for call in model._calls_of_runner(load):
             add(call.start_byte, "j" + key)
+    names = ctx.names
     for call, _ in ctx.calls_to(COMPILERS | {"torch._export.aot_compile"}):  # a function compiled by name
         args = call.child_by_field_name("arguments")
         first = args.named_children[0] if args is not None and args.named_children else None
         if first is not None and unparen(first).type == "identifier":
-            add(call.start_byte, "j" + unparen(first).text.decode())
+            # only a name bound to a `def` makes a target (Model.compiled_functions): a parameter
+            # (`aot_compile(model, ...)` in a helper) links nothing; an edit that binds it to a
+            # def reads that def's chunk (a binder) and gets the new label, checked below
+            ident = unparen(first)
+            b = names.lookup(ident.text.decode(), ident.start_byte, names.scope_of(ident))
+            if b is None or b.kind == DEF:
+                add(call.start_byte, "j" + ident.text.decode())
 
 
 def _rules(config, path) -> tuple:
@@ -351,6 +365,62 @@ def _jagged_evidence(data: bytes, node, config) -> bool:
         return True
     patterns = jagged_patterns(config)
     return any(is_jagged_name(m.group(1).decode(), patterns) for m in _KEYWORD.finditer(text))
+
+
+_LOUD: dict[tuple, frozenset[str]] = {}
+_SIZE_WORDS = (b"numel", b"nelement", b"size", b"shape", b"len")  # what an empty test spells (jagged.empty_tests)
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _loud_keys(data: bytes, node, config) -> frozenset[str]:
+    """The keys (jagged.Target.key: a function's name, or its class's for a method) of the
+    functions of a top-level statement that AOTI201/AOTI202 may report in: one that spells a
+    jagged name (Flow.jagged: a parameter or a name taken out of one) or has an empty-input
+    guard (guard_statements). Any other target has no site and no guard, so no finding of
+    either rule, whatever its model's exports, loads and calls say: the `j<key>` labels of a
+    key no loud function has link nothing (slice_result). Read from the statement's own text,
+    memoised by it."""
+    from aoti_lsp.analysis.jagged import jagged_patterns
+
+    patterns = jagged_patterns(config)
+    key = (data[node.start_byte:node.end_byte], node.type, patterns)
+    found = _LOUD.get(key)
+    if found is None:
+        incremental.trimmed(_LOUD)
+        found = _LOUD[key] = _loud(key[0], node, patterns)
+    return found
+
+
+def _loud(text: bytes, node, patterns) -> frozenset[str]:
+    from aoti_lsp.analysis.jagged import Target, guard_statements, is_jagged_name
+
+    if b"def" not in text:
+        return frozenset()
+    jagged = any(is_jagged_name(w.decode("utf-8", "replace"), patterns) for w in set(_WORD.findall(text)))
+    if not jagged and not any(w in text for w in _SIZE_WORDS):
+        return frozenset()
+    out: set[str] = set()
+    stack = [(node, ())]
+    while stack:
+        n, classes = stack.pop()
+        if n.type == "class_definition":
+            name = n.child_by_field_name("name")
+            classes = (*classes, name.text.decode("utf-8", "replace")) if name is not None else classes
+        elif n.type == "function_definition":
+            words = set(_WORD.findall(n.text)) if jagged else ()
+            if any(is_jagged_name(w.decode("utf-8", "replace"), patterns) for w in words) \
+                    or any(True for _ in guard_statements(Target(n, None, "", [], False))):
+                name = n.child_by_field_name("name")
+                out.update(classes)
+                if name is not None:
+                    out.add(name.text.decode("utf-8", "replace"))
+        stack.extend((c, classes) for c in n.named_children)
+    return frozenset(out)
+
+
+def _quiet(label: str, loud: frozenset[str]) -> bool:
+    """A `j<key>` label of a key without a loud function (_loud_keys): it links nothing."""
+    return label[0] == "j" and label[1:] not in loud
 
 
 # AOTI301 judges an environment variable's write by the file's compiles, loads and CUDA uses
@@ -453,7 +523,10 @@ class _Edit:
     gates: tuple
     rules: tuple
     jagged: bool
+    live: bool  # AOTI201/AOTI202 may report somewhere in the old or new text (a loud key: _loud_keys)
+    loud: frozenset
     window: bytes
+    nodes: list  # the edited statements, parsed from the window
     new_infos: list
     new_pieces: list
     broken_now: bool
@@ -503,6 +576,14 @@ def _edit(entry: Entry, source: Source, config, project, tokens) -> _Edit | None
     edited = range(p, n - q)
     new_infos = [i for _, _, i in made]
     new_pieces = [piece_of(window, nodes[i - p], info, tokens) for i, info in zip(edited, new_infos)]
+    loud = entry.loud
+    if jagged:
+        loud = loud.union(*(_loud_keys(window, nodes[i - p], config) for i in edited))
+    # with no loud function in either text neither rule reports anything: what they read
+    # file-wide (guards, evidence) need not be in the slice, nor be compared
+    live = jagged and bool(loud)
+    if live and entry.wide is None:
+        return _no("what AOTI201/AOTI202 read file-wide is not known")  # a slice without it came since
     for i in edited:
         node = nodes[i - p]
         before, after = old[entry.starts[i]:entry.ends[i]], window[node.start_byte:node.end_byte]
@@ -511,9 +592,9 @@ def _edit(entry: Entry, source: Source, config, project, tokens) -> _Edit | None
         if env and (_spells(before, ENV_READS) or _spells(after, ENV_READS)):
             return _no("edit of what AOTI301 reads file-wide")
         guard, evidence = _jagged_marks(window, node, config) if jagged else (False, False)
-        if jagged and (i in entry.guards or guard):
+        if live and (i in entry.guards or guard):
             return _no("edit of a module-level guard (jagged)")
-        if jagged and (i in entry.evidence) != evidence:
+        if live and (i in entry.evidence) != evidence:
             return _no("edit of what AOTI201/AOTI202 read file-wide")  # the chunk joins or leaves the set
     for i, piece in zip(edited, new_pieces):
         old_piece = entry.pieces[i]
@@ -529,7 +610,7 @@ def _edit(entry: Entry, source: Source, config, project, tokens) -> _Edit | None
     ends = entry.ends[:p] + [e for _, e, _ in made] + [e + delta for e in entry.ends[n - q:]]
     if lo != starts[p] or hi != ends[n - q - 1]:
         return _no("edit at a statement edge")
-    return _Edit(start, old_end, new_end, p, q, gates, rules, jagged, window, new_infos, new_pieces, broken_now,
+    return _Edit(start, old_end, new_end, p, q, gates, rules, jagged, live, loud, window, nodes, new_infos, new_pieces, broken_now,
                  starts, ends, entry.pieces[:p] + new_pieces + entry.pieces[n - q:],
                  entry.infos[:p] + new_infos + entry.infos[n - q:])
 
@@ -556,7 +637,20 @@ def follow(entry: Entry, source: Source, config, project, result: Result) -> boo
     entry.graph = graph
     entry.source, entry.result = Source(source.data, source.path), result
     entry.starts, entry.ends, entry.infos, entry.pieces = e.starts, e.ends, e.infos, e.pieces
+    _jagged_moved(entry, e, config)
     return True
+
+
+def _jagged_moved(entry: Entry, e: _Edit, config) -> None:
+    """What the entry knows for AOTI201/AOTI202, moved to the edited text."""
+    if not e.jagged:
+        return
+    entry.loud = e.loud  # a key loud once stays loud (a superset is sound)
+    if not e.live:  # guards and evidence were not in the slice: what they conclude is unknown now
+        entry.wide = None
+    marks = {i: _jagged_marks(e.window, node, config) for i, node in zip(range(e.p, e.p + len(e.new_infos)), e.nodes)}
+    entry.guards = frozenset({j for j in entry.guards if j not in marks} | {i for i, m in marks.items() if m[0]})
+    entry.evidence = frozenset({j for j in entry.evidence if j not in marks} | {i for i, m in marks.items() if m[1]})
 
 
 def slice_result(entry: Entry, source: Source, config, project) -> Result | None:
@@ -575,7 +669,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         return None
     start, old_end, new_end, p, q = e.start, e.old_end, e.new_end, e.p, e.q
     delta = new_end - old_end
-    gates, rules, jagged, new_infos = e.gates, e.rules, e.jagged, e.new_infos
+    gates, rules, jagged, new_infos, loud = e.gates, e.rules, e.jagged, e.new_infos, e.loud
     n = len(entry.starts)
     edited = range(p, n - q)
     starts, ends, pieces, infos = e.starts, e.ends, e.pieces, e.infos
@@ -585,10 +679,23 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     entry.replaced = (edited, pieces)  # undone if this edit is refused (Slicer.result)
     changed = graph.forward(set(edited))
     affected = set(changed)
+    found_in = {_chunk(entry.starts, f.start) for f in entry.result.findings}
+
+    def cites_readers(b: int) -> bool:
+        """Whether findings of chunk `b` may depend on a statement that reads its names: an
+        import (AOTI001-003's "imported but never used"), an AOTI site (a compile cites its
+        loaders, a forward its model's exports and calls: the labels), a chunk with findings,
+        one binding conditionally or a global. Any other chunk's findings are the deprecated
+        calls it makes itself and AOTI301's variables (their reads refused above): a statement
+        reading it (a `class Net` exported elsewhere) changes none of them."""
+        piece = pieces[b]
+        return b in entry.imports or b in found_in or not piece.definite or bool(piece.setters) or piece.ambient \
+            or any(not _quiet(label, loud) for label in entry.labels[b])
+
     for c in changed:
-        affected |= graph.binders_of(c) | graph.readers_of(c)
+        affected |= {b for b in graph.binders_of(c) if cites_readers(b)} | graph.readers_of(c)
     for i in edited:  # what they read before the edit (an import no longer used now has a finding)
-        affected |= graph.binders_of(i, entry.pieces[i])
+        affected |= {b for b in graph.binders_of(i, entry.pieces[i]) if cites_readers(b)}
     for i in edited:  # a lazily set global: other bindings of the name decide whether it is followed
         for name in pieces[i].binds | pieces[i].setters:
             others = [j for j in graph.binders.get(name, ()) if j not in edited]
@@ -597,7 +704,8 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     by_label = entry.by_label()
     for c in list(changed):
         for label in entry.labels[c]:
-            affected |= by_label[label]
+            if not _quiet(label, loud):
+                affected |= by_label[label]
     # the chunks whose findings came from an analysis with a broken statement are analysed
     # again (PROVISIONAL): the findings kept are those of the last clean text, moved
     affected |= entry.tainted
@@ -606,17 +714,18 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         return _no("too many affected")
     # what the affected chunks' analysis reads: binders (transitively), readers, artifact mates
     kept = set(affected)
-    found_in = {_chunk(entry.starts, f.start) for f in entry.result.findings}
     for c in affected:
         if c in changed or not pieces[c].hub or c in found_in:
             kept |= graph.readers_of(c)
         for label in entry.labels[c]:
-            kept |= by_label[label]
+            if not _quiet(label, loud):
+                kept |= by_label[label]
     ambient = entry.ambient()  # an edit of one is refused above: the same chunks after it
     for i in edited:  # an alias of a file-wide call, read or no longer read
         if any(j in ambient for j in graph.binders_of(i) | graph.binders_of(i, entry.pieces[i])):
             return _no("edit of a file-wide call")
-    kept = graph.backward(kept | set(ambient) | set(entry.imports) | set(entry.guards) | set(entry.evidence))
+    wide = set(entry.guards) | set(entry.evidence) if e.live else set()
+    kept = graph.backward(kept | set(ambient) | set(entry.imports) | wide)
     if len(kept) > MAX_SLICE * n > 25:
         return _no("slice too large")
 
@@ -651,7 +760,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     part = analyze(blank, config, rules=rules, project=project)  # the rules the whole text gets
     if part.errors or part.skipped:
         return _no("rule error or budget")
-    if jagged and _jagged_wide(blank.context) != entry.wide:  # every forward's scope may change with it
+    if e.live and _jagged_wide(blank.context) != entry.wide:  # every forward's scope may change with it
         return _no("what AOTI201/AOTI202 read file-wide changed")
     to_real = _Map(segments)
 
@@ -662,7 +771,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
         return _no("labels")
     for c in affected:
         for label in new_labels[c] - entry.labels[c]:
-            if label[0] in "cl":
+            if label[0] in "cl" or _quiet(label, loud):
                 continue  # the chunk's own compile or load, numbered by chunk: mates found through k
             if not by_label.get(label, set()) <= affected:
                 return _no("new artifact outside the slice")
@@ -711,6 +820,7 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     entry.source, entry.result = kept_source, result
     entry.starts, entry.ends, entry.infos, entry.pieces, entry.labels = starts, ends, infos, pieces, labels
     entry.graph, entry.gates = graph, gates
+    _jagged_moved(entry, e, config)
     # PROVISIONAL: a result with a broken statement is verified once typing settles (the
     # server's verify_results analyses the file then). Without one it is a full analysis's:
     # every chunk whose findings came from a broken text was in this slice (entry.tainted), the

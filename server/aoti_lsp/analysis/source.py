@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Iterable, Iterator
 
 import tree_sitter_python
@@ -24,6 +24,20 @@ _queries: dict[str, Query] = {}
 
 def parser() -> Parser:
     return Parser(LANGUAGE)
+
+
+def absolute(path: str) -> str:
+    """os.path.abspath, memoised (per working folder for a relative path): a migration plan,
+    the facts and the text report ask it of the same few files once per site (~28k calls,
+    ~0.1 s of a 4,000-finding file's --check)."""
+    if os.path.isabs(path):
+        return _absolute(path, "")
+    return _absolute(path, os.getcwd())
+
+
+@lru_cache(maxsize=4096)
+def _absolute(path: str, cwd: str) -> str:
+    return os.path.normpath(os.path.join(cwd, path) if cwd else path)
 
 
 _LONE_CR = re.compile(rb"\r(?!\n)")

@@ -16,6 +16,7 @@ from aoti_lsp.project import notebook
 from aoti_lsp.analysis.findings import Severity, severity_of, tier
 from aoti_lsp.fixes.fixer import applicable
 from aoti_lsp.analysis.positions import UTF32, LineIndex
+from aoti_lsp.analysis.source import absolute
 from aoti_lsp.rules import rule_by_code
 
 
@@ -85,8 +86,8 @@ def related(finding, source) -> list[dict]:
     is None when the target is not a text file (a package's metadata)."""
     out = []
     for r in finding.related:
-        path = os.path.abspath(r.path or finding.path)
-        lines = source.lines if r.path is None or os.path.abspath(r.path) == os.path.abspath(finding.path) else _lines_of(path)
+        path = absolute(r.path or finding.path)
+        lines = source.lines if r.path is None or path == absolute(finding.path) else _lines_of(path)
         loc = end = None
         if lines is not None:
             (l1, c1), (l2, c2) = lines.position(r.start, UTF32), lines.position(r.end, UTF32)
@@ -101,14 +102,14 @@ def _edit(e, finding, source) -> dict:
     if e.path is None:
         lines, path = source.lines, finding.path
     else:
-        lines, path = _lines_of(os.path.abspath(e.path)), e.path
+        lines, path = _lines_of(absolute(e.path)), e.path
     if lines is None:
-        return {"content": e.text, "filename": os.path.abspath(path), "location": None, "end_location": None}
+        return {"content": e.text, "filename": absolute(path), "location": None, "end_location": None}
     (l1, c1), (l2, c2) = lines.position(e.start, UTF32), lines.position(e.end, UTF32)
     loc, end = _at(path, lines.data, l1, c1), _at(path, lines.data, l2, c2)
     cell = loc.pop("cell", None)
     end.pop("cell", None)
-    return {"content": e.text, "filename": os.path.abspath(path), **({"cell": cell} if cell else {}),
+    return {"content": e.text, "filename": absolute(path), **({"cell": cell} if cell else {}),
             "location": loc, "end_location": end}
 
 
@@ -132,7 +133,7 @@ def to_json(items, notes=()) -> list[dict]:
             "code": finding.code,
             "severity": severity_of(finding).value,
             "message": _message(finding, source),
-            "filename": os.path.abspath(finding.path),
+            "filename": absolute(finding.path),
             "location": loc,
             "end_location": end,
             "fix": fix,
@@ -142,7 +143,7 @@ def to_json(items, notes=()) -> list[dict]:
         })
     for n in notes:  # ruff's shape for a syntax error: no code
         loc = {"row": n.row, "column": n.column} if n.row else None
-        out.append({"code": None, "severity": "warning", "message": n.message, "filename": os.path.abspath(n.path),
+        out.append({"code": None, "severity": "warning", "message": n.message, "filename": absolute(n.path),
                     "location": loc, "end_location": loc, "fix": None, "url": None, "noqa_row": None, "related": []})
     return out
 

@@ -22,6 +22,7 @@ from tree_sitter import Node
 from aoti_lsp.analysis import findings
 from aoti_lsp.analysis.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
+from aoti_lsp.analysis.source import absolute
 from aoti_lsp.fixes.migrate import (
     CannotFix,
     Unsure,
@@ -64,7 +65,7 @@ def migration(ctx, call: Node) -> Fix | LazyFix:
     """The whole migration of the artifact `call` (an old compile or a loader) writes or reads."""
     plan = _plan(ctx, call)
     # the compile's finding and each loader's carry the same fix: build it once per analysis
-    key = plan.key or tuple(sorted((os.path.abspath(m.path), m.call.start_byte) for m in plan.compiles + plan.loads))
+    key = plan.key or tuple(sorted((absolute(m.path), m.call.start_byte) for m in plan.compiles + plan.loads))
     memo = ctx.lookups.setdefault("migrations", {}) if getattr(ctx, "lookups", None) is not None else {}
     if key not in memo:
         memo[key] = _migration(ctx, plan)
@@ -82,11 +83,11 @@ def _migration(ctx, plan: Plan) -> Fix | LazyFix:
         _preflight(plan)
     except Unsure:
         return _built(ctx, plan)
-    here = os.path.abspath(ctx.source.path)
+    here = absolute(ctx.source.path)
     title, applicability, files = _header(ctx, plan)
     basis = {}
     for path in files - {here}:
-        member = next((m for m in plan.compiles + plan.loads if os.path.abspath(m.path) == path), None)
+        member = next((m for m in plan.compiles + plan.loads if absolute(m.path) == path), None)
         other = member.ctx if member is not None else (ctx.project.context(path) if ctx.project is not None else None)
         if other is not None:
             basis[path] = other.source.data
@@ -116,7 +117,7 @@ def _nested(plan: Plan) -> bool:
     """Whether a call of the plan sits inside another one of the same file (what `_nest` composes)."""
     spans: dict[str, list[tuple[int, int]]] = {}
     for m in plan.compiles + plan.loads:
-        spans.setdefault(os.path.abspath(m.path), []).append((m.call.start_byte, m.call.end_byte))
+        spans.setdefault(absolute(m.path), []).append((m.call.start_byte, m.call.end_byte))
     for found in spans.values():  # sorted by start (longest first): a span inside the one before
         end = -1
         for start, stop in sorted(set(found), key=lambda x: (x[0], -x[1])):
@@ -131,14 +132,14 @@ def _rewritten(plan: Plan) -> dict[str, tuple[object, list]]:
     rewritten: dict[str, tuple[object, list]] = {}
     for m in plan.compiles + plan.loads:
         if m.qualname in OLD_COMPILE or m.qualname in OLD_LOAD:
-            rewritten.setdefault(os.path.abspath(m.path), (m.ctx, []))[1].append(m.call)
+            rewritten.setdefault(absolute(m.path), (m.ctx, []))[1].append(m.call)
     return rewritten
 
 
 def _renamed(plan: Plan) -> list[tuple[str, int, int]]:
     """(file, start, end) of each `.so` the plan renames outside its rewritten calls."""
-    covered = [(os.path.abspath(m.path), m.call.start_byte, m.call.end_byte) for m in plan.compiles + plan.loads]
-    covered += [(os.path.abspath(m.path), *span) for m in plan.compiles
+    covered = [(absolute(m.path), m.call.start_byte, m.call.end_byte) for m in plan.compiles + plan.loads]
+    covered += [(absolute(m.path), *span) for m in plan.compiles
                 if (span := moved_span(m.ctx, m.call, m.qualname)) is not None]
     out = []
     for (path, start), (end, text) in sorted(plan.tails.items()):
@@ -158,7 +159,7 @@ def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
     title = COMPILE_TITLE if plan.compiles else LOAD_TITLE
     if plan.compiles and plan.loads:
         title = "Migrate to aoti_compile_and_package + aoti_load_package"
-    files = {os.path.abspath(m.path) for m in plan.compiles + plan.loads} | renamed_files
+    files = {absolute(m.path) for m in plan.compiles + plan.loads} | renamed_files
     notes = []
     if plan.name and plan.tails:
         stem = plan.name[:-3] if plan.name.endswith(".so") else plan.name
@@ -178,11 +179,11 @@ def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
 def _edits(ctx, plan: Plan) -> list[Edit]:
     """Every edit of the plan, built with libcst (raises CannotFix where it cannot be)."""
     edits: list[Edit] = []
-    here = os.path.abspath(ctx.source.path)
+    here = absolute(ctx.source.path)
     for member in plan.compiles + plan.loads:
         fix = (compile_fix(member.ctx, member.call, member.qualname) if member.qualname in OLD_COMPILE else
                load_fix(member.ctx, member.call, member.qualname) if member.qualname in OLD_LOAD else None)
-        path = None if os.path.abspath(member.path) == here else os.path.abspath(member.path)
+        path = None if absolute(member.path) == here else absolute(member.path)
         if fix is not None:
             edits += [Edit(e.start, e.end, e.text, path) for e in fix.edits]
     _same_text(plan)
@@ -196,7 +197,7 @@ def _edits(ctx, plan: Plan) -> list[Edit]:
 def _nest(edits: list[Edit], plan: Plan, ctx) -> list[Edit]:
     """`aot_load(aot_compile(m, args), "cpu")`: the loader's new text still spells the inner call
     as it was; put the inner call's new text into it (one edit per place, never overlapping)."""
-    data = {os.path.abspath(m.path): m.ctx.source.data for m in plan.compiles + plan.loads}
+    data = {absolute(m.path): m.ctx.source.data for m in plan.compiles + plan.loads}
     data[None] = ctx.source.data
     out = list(edits)
     for inner in edits:
@@ -334,7 +335,7 @@ def _tree(root: str, wanted, most: int = 5000):
                 seen += 1
                 if seen > most:
                     return
-                yield os.path.abspath(os.path.join(folder, name))
+                yield absolute(os.path.join(folder, name))
 
 
 PAGE = "see AOTI001's page: producer and consumer in different programs"
@@ -419,7 +420,7 @@ def _mentioning(ctx, word: str):
     root = getattr(project, "root", None) if project is not None else None
     if not root:
         return
-    here = os.path.abspath(ctx.source.path)
+    here = absolute(ctx.source.path)
     # the tree is read once per project version (the editor plans on every analysis)
     for path in project.memo(f"spelling {root} {word}", lambda: _spelling(root, word.encode())):
         other = project.context(path) if path != here else None
@@ -462,7 +463,7 @@ def _value_loads(ctx, site, strict: bool = True) -> list[Member]:
 
 def _loads_of_function(ctx, name: str) -> list[Member]:
     """Loads in other modules whose path is the value `name()` of this file returns."""
-    project, here = ctx.project, os.path.abspath(ctx.source.path)
+    project, here = ctx.project, absolute(ctx.source.path)
     if project is None:
         return []
     out = []
@@ -470,7 +471,7 @@ def _loads_of_function(ctx, name: str) -> list[Member]:
         for target, start, end, _ in (summary.get("@facts") or {}).get("returned_loads", ()):
             folder, _, dotted = target.strip(REF).partition("|")
             found = project.module_file(folder, dotted)
-            if found is None or os.path.abspath(found[0]) != here or found[1] != name:
+            if found is None or absolute(found[0]) != here or found[1] != name:
                 continue
             other = project.context(path)
             site = next((s for s in other.facts.loads if s.call.start_byte == start and s.call.end_byte == end),
@@ -523,11 +524,11 @@ def _collected(ctx, key: str) -> Plan:
 
 def _collect(ctx, key: str, plan: Plan) -> None:
     """Every compile and load of the artifact `key`: this file's, then the project's."""
-    here = os.path.abspath(ctx.source.path)
+    here = absolute(ctx.source.path)
     seen: set[tuple[str, int]] = set()
 
     def add(member_ctx, site, kind):
-        mark = (os.path.abspath(member_ctx.source.path), site.call.start_byte)
+        mark = (absolute(member_ctx.source.path), site.call.start_byte)
         if mark in seen:
             return
         seen.add(mark)
@@ -554,7 +555,7 @@ def _collect(ctx, key: str, plan: Plan) -> None:
     if project is None:
         return
     for path, kind, (_, start, end, _) in project.artifact_sites().get(key, ()):
-        if os.path.abspath(path) == here:
+        if absolute(path) == here:
             continue
         other = project.context(path)
         if other is None:
@@ -577,7 +578,7 @@ def _same_text(plan: Plan) -> None:
             for at in src.occurrences(text.decode()):
                 node = root.descendant_for_byte_range(at, at + len(text))
                 if node is not None and node.type == "string_content" and node.text == text:
-                    plan.tails.setdefault((os.path.abspath(src.path), node.start_byte), (node.end_byte, node.text))
+                    plan.tails.setdefault((absolute(src.path), node.start_byte), (node.end_byte, node.text))
 
 
 def _sites_by_key(ctx) -> dict[str, list[tuple[str, object]]]:
@@ -597,7 +598,7 @@ def _sites_by_key(ctx) -> dict[str, list[tuple[str, object]]]:
 
 def _mentions(ctx, key: str, plan: Plan) -> None:
     """Other strings of the file naming the same artifact (`os.path.exists("out/m.so")`)."""
-    path = os.path.abspath(ctx.source.path)
+    path = absolute(ctx.source.path)
     for node in _so_mentions(ctx).get(key, ()):
         plan.tails.setdefault((path, node.start_byte), (node.end_byte, node.text))
 
@@ -643,11 +644,11 @@ def _add_tail(ctx, tail, plan: Plan) -> None:
         if other is None:
             raise CannotFix(f"{os.path.basename(path)} cannot be read")
         _check_constant_uses(other, start, plan)
-        plan.tails[(os.path.abspath(path), start)] = (end, other.source.data[start:end])
+        plan.tails[(absolute(path), start)] = (end, other.source.data[start:end])
         return
     start, end = tail
     _check_constant_uses(ctx, start, plan)
-    plan.tails[(os.path.abspath(ctx.source.path), start)] = (end, ctx.source.data[start:end])
+    plan.tails[(absolute(ctx.source.path), start)] = (end, ctx.source.data[start:end])
 
 
 def _check_constant_uses(ctx, start: int, plan: Plan) -> None:
