@@ -261,3 +261,42 @@ def test_a_check_with_findings_parses_no_toml_when_nothing_configures_aoti_lsp(t
     out = subprocess.run([sys.executable, "-c", code, "--check", "--no-cache", "pkg/bad.py"], cwd=root,
                          capture_output=True, text=True)
     assert "Found 1 finding." in out.stderr and "'tomllib'" in out.stderr.strip().splitlines()[-1], out.stderr
+
+
+@pytest.mark.parametrize("options", [{}, {"jagged-names": ["*_len*", "nnz"]}])
+def test_the_rules_a_file_imports_are_every_rule_that_would_check_or_summarise_it(options):
+    """rules.rules_for gives a file only the rules its tokens concern (triggers.codes_for): never
+    one short of the rules that would check or summarise it, on every fixture, example and test
+    project file; fewer than all of them for many files (without rule options: with them, None)."""
+    from aoti_lsp.analysis.source import Source
+    from aoti_lsp.project import triggers
+    from aoti_lsp.rules import all_rules, rules_for
+
+    cfg = configmod.Config(options=options)
+    fewer = 0
+    for path in _fixture_texts():
+        source = Source(path.read_bytes(), str(path))
+        needed = {r.code for r in all_rules() if r.wants(source, cfg) or (hasattr(r, "summarize") and r.wants_summary(source, cfg))}
+        codes = triggers.codes_for(source.has, cfg)
+        if options:
+            assert codes is None
+            continue
+        assert needed <= set(codes) and list(codes) == sorted(codes), (path, needed, codes)
+        fewer += len(codes) < len(all_rules())
+        assert {r.code for r in rules_for(source, cfg)} >= needed
+    assert fewer > 50 or options
+
+
+def test_a_check_of_a_file_with_aoti_code_imports_only_the_rules_its_tokens_concern(tmp_path):
+    """A pre-commit run on a file with one rule's code (AOTI301's environment variable)
+    imports that rule's module, not the others (the device and jagged analyses, the
+    migration planner): each costs milliseconds of the hook's start."""
+    root = _project(tmp_path)
+    (root / "pkg" / "bad.py").unlink()  # its compile is summarised for the project: every AOTI rule
+    (root / "pkg" / "env.py").write_text(
+        "import os\nimport torch\nx = torch.ones(2).cuda()\nos.environ.setdefault('CUDA_LAUNCH_BLOCKING', '1')\n")
+    code, mods, err = _modules(root, "-j", "1", "pkg/env.py")
+    assert code == 1 and "Found 1 finding." in err, err
+    rules = {m for m in mods if m.startswith("aoti_lsp.rules.")}
+    assert rules == {"aoti_lsp.rules.aoti301"}, sorted(rules)
+    assert not mods & {"aoti_lsp.analysis.devices", "aoti_lsp.analysis.jagged", "aoti_lsp.fixes.plan"}

@@ -23,19 +23,20 @@ from aoti_lsp.analysis.source import Source, SourceError, decode_check
 log = logging.getLogger(__name__)
 
 
-def summarizers(config: Config | None = None):
-    return [r for r in all_rules() if hasattr(r, "summarize") and (config is None or config.enabled(r.code))]
+def summarizers(config: Config | None = None, rules=None):
+    """`rules`: the candidates (default: every rule)."""
+    return [r for r in (all_rules() if rules is None else rules) if hasattr(r, "summarize") and (config is None or config.enabled(r.code))]
 
 
 FACTS = "@facts"  # the summary entry of the facts layer (constants, artifact sites), beside the rules'
 SKIPPED = "@skipped"  # a summary cut by the time budget: why (the CLI reports it; it is never cached)
 
 
-def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
+def summarize(source: Source, config: Config | None = None, rules=None) -> dict[str, Any]:
     """{rule code: summary} for one file, plus the facts layer's own entry; rules whose
-    triggers are absent are skipped."""
+    triggers are absent are skipped. `rules`: the candidates (default: every rule)."""
     out: dict[str, Any] = {}
-    rules = [r for r in summarizers(config) if r.wants_summary(source, config or Config())]
+    rules = [r for r in summarizers(config, rules) if r.wants_summary(source, config or Config())]
     if not rules:
         return out
     ctx = reuse_context(source, config or Config())  # the check of this source reuses it, or it the check's
