@@ -300,3 +300,13 @@ def test_a_check_of_a_file_with_aoti_code_imports_only_the_rules_its_tokens_conc
     rules = {m for m in mods if m.startswith("aoti_lsp.rules.")}
     assert rules == {"aoti_lsp.rules.aoti301"}, sorted(rules)
     assert not mods & {"aoti_lsp.analysis.devices", "aoti_lsp.analysis.jagged", "aoti_lsp.fixes.plan"}
+
+
+def test_a_file_summarised_for_the_jagged_rules_but_not_checked_by_them_imports_no_jagged_fixer(tmp_path):
+    """A compile without a jagged input is summarised by AOTI201/202 (other files may call its
+    package) but checked by neither: their fixer (fixes/jagged.py) is not imported."""
+    root = _project(tmp_path)
+    os.utime(root / "pkg" / "bad.py")  # changed since the cache: checked in this run
+    code, mods, err = _modules(root, "-j", "1", "--no-cache", "pkg/bad.py")
+    assert code == 1 and "Found 2 findings." in err, err
+    assert {"aoti_lsp.rules.aoti201", "aoti_lsp.analysis.jagged"} <= mods and "aoti_lsp.fixes.jagged" not in mods
