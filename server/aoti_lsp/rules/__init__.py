@@ -114,7 +114,10 @@ def _load(code: str) -> Rule | None:
     from aoti_lsp.project import triggers
 
     if code in triggers.CODES:
-        rule = getattr(importlib.import_module(f"{__name__}.{code.lower()}"), "RULE", None)
+        try:
+            rule = getattr(importlib.import_module(f"{__name__}.{code.lower()}"), "RULE", None)
+        except ModuleNotFoundError:  # a rule whose module has another name: found by the scan
+            rule = None
         if rule is not None and rule.code == code:
             return rule
     return next((r for r in all_rules() if r.code == code), None)
