@@ -32,7 +32,7 @@ from typing import Iterable
 
 from tree_sitter import Node
 
-from aoti_lsp.analysis import pt2, tables
+from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
                             is_fstring, string_value, unwrap)
 from aoti_lsp.analysis.names import DEF
@@ -1146,6 +1146,8 @@ class Analysis:
         return self._lookups[memo]
 
     def _read_disk_artifact(self, key: str, load: LoadSite) -> Artifact | None:
+        from aoti_lsp.analysis import pt2  # zipfile: only where a package may be on disk
+
         found: dict[str, tuple[str, str]] = {}
         for candidate in self._disk_candidates(key):
             info = pt2.read_package(candidate)

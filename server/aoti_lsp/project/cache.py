@@ -468,10 +468,10 @@ def _unlink(path: str, folder: int | None = None) -> None:
 @contextmanager
 def recording():
     """The `.pt2` packages a check reads on disk: a cached result depends on them too."""
-    from aoti_lsp.analysis import pt2
+    from aoti_lsp.analysis import reads
 
-    previous, pt2._reads = pt2._reads, set()
+    previous, reads.current = reads.current, set()
     try:
-        yield pt2._reads
+        yield reads.current
     finally:
-        pt2._reads = previous
+        reads.current = previous
