@@ -22,7 +22,6 @@ regular files named as this tool names them. Where the root is not writable, no 
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import re
 import stat
@@ -39,8 +38,7 @@ except ImportError:  # pragma: no cover
 from aoti_lsp import __version__
 from aoti_lsp.project import plaindata
 from aoti_lsp.analysis.findings import Finding, Related, needs_edits, portable
-
-log = logging.getLogger(__name__)
+from aoti_lsp.logs import logger
 
 DIR = ".aoti_lsp_cache"
 FORMAT = 3  # 2: JSON (plaindata), no longer pickle; 3: stamps hold the inode
@@ -186,7 +184,7 @@ class Cache:
             blob = _read(folder, self.name)
         except OSError as exc:
             if not isinstance(exc, FileNotFoundError):
-                log.info("ignoring cache %s: %s", self.path, exc)
+                logger(__name__).info("ignoring cache %s: %s", self.path, exc)
                 self.dirty = True
             return
         finally:
@@ -194,7 +192,7 @@ class Cache:
         try:
             data = self._decode(blob)
         except Exception as exc:  # anything wrong: ignored, rebuilt, overwritten on save
-            log.info("ignoring cache %s: %s", self.path, exc)
+            logger(__name__).info("ignoring cache %s: %s", self.path, exc)
             self.dirty = True
             return
         self.entries, self.results, self.gate = data
@@ -304,7 +302,7 @@ class Cache:
             payload = plaindata.dumps({"format": FORMAT, "key": self.key, "root": self.root, "entries": entries,
                                        "results": results, "gate": self.gate})
         except (TypeError, ValueError, RecursionError) as exc:  # a summary holding something else: a bug, no cache
-            log.warning("cannot store the cache %s: %s", self.path, exc)
+            logger(__name__).warning("cannot store the cache %s: %s", self.path, exc)
             self.enabled = False
             return
         blob = MAGIC + blake2b(payload, digest_size=16).hexdigest().encode() + payload
@@ -320,7 +318,7 @@ class Cache:
             finally:
                 os.close(folder)
         except OSError as exc:  # a read-only root: run without a cache
-            log.info("cannot write cache %s: %s", self.path, exc)
+            logger(__name__).info("cannot write cache %s: %s", self.path, exc)
             self.enabled = False
 
 
@@ -350,11 +348,11 @@ def _folder(root: str, create: bool) -> int | None:
             os.close(fd)
             raise
     except OSError as exc:  # ELOOP/ENOTDIR: a symlink or a file where the folder would be
-        log.warning("not using the cache folder %s: %s (a symlink or not a folder)", path, exc.strerror)
+        logger(__name__).warning("not using the cache folder %s: %s (a symlink or not a folder)", path, exc.strerror)
         return None
     st = os.fstat(fd)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-        log.warning("not using the cache folder %s: owned by another user", path)
+        logger(__name__).warning("not using the cache folder %s: owned by another user", path)
         os.close(fd)
         return None
     return fd

@@ -8,7 +8,6 @@ the workspace when it starts and again whenever one is opened, changed or saved.
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -19,8 +18,7 @@ from aoti_lsp.project.config import Config
 from aoti_lsp.analysis.engine import Context, reuse_context
 from aoti_lsp.rules import all_rules
 from aoti_lsp.analysis.source import Source, SourceError, decode_check
-
-log = logging.getLogger(__name__)
+from aoti_lsp.logs import logger
 
 
 def summarizers(config: Config | None = None, rules=None):
@@ -47,12 +45,12 @@ def summarize(source: Source, config: Config | None = None, rules=None) -> dict[
                 if facts:
                     out[FACTS] = facts
             except Exception:
-                log.exception("facts summary failed for %s", source.path)
+                logger(__name__).exception("facts summary failed for %s", source.path)
             for rule in rules:
                 try:
                     value = rule.summarize(ctx)
                 except Exception:
-                    log.exception("summary of %s failed for %s", rule.code, source.path)
+                    logger(__name__).exception("summary of %s failed for %s", rule.code, source.path)
                     continue
                 if value:
                     out[rule.code] = value
@@ -60,7 +58,7 @@ def summarize(source: Source, config: Config | None = None, rules=None) -> dict[
         source.context = None  # cut anywhere: the check starts afresh, not from half-filled caches
         if budget.armed():
             raise
-        log.warning("summary of %s: over the time budget, skipped", source.path)
+        logger(__name__).warning("summary of %s: over the time budget, skipped", source.path)
         return {SKIPPED: str(cut)}
     return out
 
@@ -267,7 +265,7 @@ def _facts_of_data(path: str, data: bytes) -> dict:
         facts = Context(Source(data, path), Config()).facts
         return {"constants": facts.constants, "tails": facts.tails}
     except Exception:
-        log.exception("reading the facts of %s failed", path)
+        logger(__name__).exception("reading the facts of %s failed", path)
         return {}
 
 
