@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
 from aoti_lsp.analysis import findings
 from aoti_lsp.analysis.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
+from aoti_lsp.analysis.records import record
 from aoti_lsp.fixes.migrate import (
     CannotFix,
     Unsure,
@@ -38,26 +38,37 @@ COMPILE_TITLE = "Migrate to torch.export.export + aoti_compile_and_package"
 LOAD_TITLE = "Migrate to torch._inductor.aoti_load_package"
 
 
-@dataclass
+@record("ctx", "call", "qualname")
 class Member:
-    ctx: object  # the engine Context of the member's file
-    call: Node
-    qualname: str
+    """`ctx`: the engine Context of the member's file."""
+
+    def __init__(self, ctx: object, call: Node, qualname: str):
+        self.ctx = ctx
+        self.call = call
+        self.qualname = qualname
 
     @property
     def path(self) -> str:
         return self.ctx.source.path
 
 
-@dataclass
+@record("compiles", "loads", "tails", "name", "producers", "outside", "key")
 class Plan:
-    compiles: list[Member] = field(default_factory=list)
-    loads: list[Member] = field(default_factory=list)
-    tails: dict[tuple[str, int], tuple[int, bytes]] = field(default_factory=dict)  # (file, start) -> (end, text)
-    name: str | None = None  # the artifact's file name, for titles
-    producers: int = 0  # compiles of the project that write it, old API or new
-    outside: str | None = None  # why a program outside the project may read it: then display-only
-    key: str | None = None  # the artifact's key, when the plan was collected by it
+    """`tails`: (file, start) -> (end, text); `name`: the artifact's file name, for titles;
+    `producers`: compiles of the project that write it, old API or new; `outside`: why a program
+    outside the project may read it (then display-only); `key`: the artifact's key, when the plan
+    was collected by it."""
+
+    def __init__(self, compiles: list[Member] | None = None, loads: list[Member] | None = None,
+                 tails: dict[tuple[str, int], tuple[int, bytes]] | None = None, name: str | None = None,
+                 producers: int = 0, outside: str | None = None, key: str | None = None):
+        self.compiles = [] if compiles is None else compiles
+        self.loads = [] if loads is None else loads
+        self.tails = {} if tails is None else tails
+        self.name = name
+        self.producers = producers
+        self.outside = outside
+        self.key = key
 
 
 def migration(ctx, call: Node) -> Fix | LazyFix:

@@ -9,13 +9,12 @@ the workspace when it starts and again whenever one is opened, changed or saved.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from aoti_lsp.analysis import budget
-from aoti_lsp.project import notebook
 from aoti_lsp.project.config import Config
 from aoti_lsp.analysis.engine import Context, reuse_context
+from aoti_lsp.analysis.records import record
 from aoti_lsp.rules import all_rules
 from aoti_lsp.analysis.source import Source, SourceError, decode_check
 from aoti_lsp.logs import logger
@@ -63,11 +62,15 @@ def summarize(source: Source, config: Config | None = None, rules=None) -> dict[
     return out
 
 
-@dataclass
+@record("summaries", "version", "root")
 class Project:
-    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> code -> summary
-    version: int = 0  # bumps on every change: cheap staleness check for callers
-    root: str | None = None  # the project's root folder (module names of its files are relative to it)
+    """`summaries`: path -> code -> summary; `version` bumps on every change (a cheap staleness
+    check for callers); `root`: the project's root folder (its files' module names are relative to it)."""
+
+    def __init__(self, summaries: dict[str, dict[str, Any]] | None = None, version: int = 0, root: str | None = None):
+        self.summaries = {} if summaries is None else summaries
+        self.version = version
+        self.root = root
 
     def update(self, path: str, summary: dict[str, Any]) -> bool:
         """Store a file's summary; True when it changed (dependents need a re-check)."""
@@ -254,6 +257,8 @@ def _context(path: str, reader, project):
 
     data = reader(path) if reader is not None else None
     if data is None:
+        from aoti_lsp.project import notebook  # difflib, its regexes: only where another file is read
+
         data = notebook.read_program(path)
         if data is None:
             return None
@@ -279,6 +284,7 @@ def file_stamp(path: str) -> tuple | None:
 
 
 def _read_facts(path: str) -> dict | None:
+    from aoti_lsp.project import notebook
 
     try:
         with open(path, "rb") as fh:
