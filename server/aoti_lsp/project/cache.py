@@ -83,8 +83,12 @@ def _module_folders(*names: str) -> list[str]:
 
 
 def _stat_tree(h, top: str) -> None:
-    for folder, dirs, files in sorted(os.walk(top)):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+    walked = []
+    for folder, dirs, files in os.walk(top):  # pruned as it goes (sorting the walk first listed every __pycache__)
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        walked.append((folder, files))
+    for folder, files in sorted(walked):
+        rel = os.path.relpath(folder, top)  # once per folder: relpath is slow
         for name in sorted(files):
             if name.endswith((".py", ".scm", ".toml", ".json", ".so", ".pyd")):
                 path = os.path.join(folder, name)
@@ -92,7 +96,7 @@ def _stat_tree(h, top: str) -> None:
                     st = os.stat(path)
                 except OSError:
                     continue
-                h.update(f"{os.path.relpath(path, top)}\0{st.st_mtime_ns}\0{st.st_size}\0".encode())
+                h.update(f"{name if rel == os.curdir else os.path.join(rel, name)}\0{st.st_mtime_ns}\0{st.st_size}\0".encode())
 
 
 _TOOL: str | None = None
