@@ -31,6 +31,7 @@ from typing import Iterable
 
 from tree_sitter import Node
 
+from aoti_lsp import lazyre
 from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
                             is_fstring, string_value, unwrap)
@@ -44,7 +45,7 @@ TRIGGERS = ("aot_load", "load_package", "aot_compile", "aoti_compile_and_package
 _DEV, _SHAPES = tables.section("devices"), tables.section("shapes")
 DEVICE_TYPES = set(_DEV["types"])
 _DEVICE = re.compile(r"^([a-z_]+)(?::(\d+))?$")
-_DEVICE_PREFIX = re.compile(r"^([a-z_]+):")
+_DEVICE_PREFIX = lazyre.compile(r"^([a-z_]+):")
 FACTORIES, LIKE, ALWAYS_CPU = set(_DEV["factories"]), set(_DEV["like"]), set(_DEV["always_cpu"])
 KEEP_DEVICE = set(_DEV["keep_device"])
 KEEP_DTYPE, KEEP_META = set(_SHAPES["keep_dtype"]), set(_SHAPES["keep_meta"])

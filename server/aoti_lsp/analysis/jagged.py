@@ -25,6 +25,7 @@ from pathlib import PurePath
 
 from tree_sitter import Node
 
+from aoti_lsp import lazyre
 from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.facts import unwrap
 from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts
@@ -39,7 +40,7 @@ OPTION = "jagged-names"
 COMPLETE_CUMSUMS = frozenset({"asynchronous_complete_cumsum", "complete_cumsum"})
 COMPLETE_BY_NAME = ("cu_seqlens*",)
 # what a docstring says of complete offsets: "x_offsets: (B + 1,)", "with a leading zero"
-_DOCUMENTED_COMPLETE = re.compile(r"\(?\s*\w*\s*\+\s*1\s*,?\s*\)?|leading (?:0|zero)|complete (?:cumsum|offsets)", re.I)
+_DOCUMENTED_COMPLETE = lazyre.compile(r"\(?\s*\w*\s*\+\s*1\s*,?\s*\)?|leading (?:0|zero)|complete (?:cumsum|offsets)", re.I)
 # the flat data of a jagged pair: jagged too when a lengths/offsets parameter sits beside it
 PAIRED_VALUES = ("values", "*_values", "jagged_data")
 SUMMARY_CODES = ("AOTI201", "AOTI202")  # both rules read one summary, stored by the first enabled

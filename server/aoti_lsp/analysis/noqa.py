@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+from aoti_lsp import lazyre
+
 # `# noqa` alone suppresses everything on the line; `# noqa: AOTI001, AOTI002` only those.
-NOQA = re.compile(
+NOQA = lazyre.compile(
     rb"""
     \#\s*noqa                              # the marker, any case
     (?::\s*(?P<codes>                      # optional ': CODE[, CODE...]'

@@ -14,10 +14,10 @@ in the editor, never applied by `--fix` or fix-all, and says which device it dro
 from __future__ import annotations
 
 import os
-import re
 
 from tree_sitter import Node
 
+from aoti_lsp import lazyre
 from aoti_lsp.analysis import findings
 from aoti_lsp.analysis.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
@@ -293,7 +293,7 @@ TEXT_FILES = (".sh", ".bash", ".mk", ".cmake", ".c", ".cc", ".cpp", ".cxx", ".cu
 TEXT_NAMES = ("Makefile", "makefile", "GNUmakefile", "Dockerfile", "CMakeLists.txt", "Justfile")
 SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".aoti_lsp_cache",
              ".tox", ".mypy_cache", ".pytest_cache", "site-packages"}
-_SO_NAME = re.compile(rb"[\w.+-]+\.so\b")
+_SO_NAME = lazyre.compile(rb"[\w.+-]+\.so\b")
 
 
 def _named_outside_python(ctx, key: str) -> str | None:

@@ -20,17 +20,18 @@ import re
 import tokenize
 from json.decoder import scanstring
 
+from aoti_lsp import lazyre
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import SourceError, decode_check
 
 SUFFIX = ".ipynb"
 MARK = "#%% aoti-lsp cell {}"
-_MARK = re.compile(r"#%% aoti-lsp cell (\d+)\r?")
+_MARK = lazyre.compile(r"#%% aoti-lsp cell (\d+)\r?")
 # cell magics whose body is Python (ruff's list, less the ones it marks as unknown)
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "debug", "prun", "python", "python3", "pypy"}
-_ASSIGNED_MAGIC = re.compile(r"[\w.\[\], ]+=\s*[%!]")
-_LINE = re.compile(r"[^\n]*\n|[^\n]+$")  # lines split at "\n" only, as cells are
-_HELP = re.compile(r"\?{1,2}[\w.]+|[\w.]+\?{1,2}")
+_ASSIGNED_MAGIC = lazyre.compile(r"[\w.\[\], ]+=\s*[%!]")
+_LINE = lazyre.compile(r"[^\n]*\n|[^\n]+$")  # lines split at "\n" only, as cells are
+_HELP = lazyre.compile(r"\?{1,2}[\w.]+|[\w.]+\?{1,2}")
 
 
 class NotebookError(SourceError):
@@ -326,7 +327,7 @@ def message(finding, source, from_cell: int | None = None) -> str:
 
 # -- the JSON text: where each cell's `source` value is, and its new value written alike --
 
-_WS = re.compile(r"[ \t\n\r]*")
+_WS = lazyre.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
