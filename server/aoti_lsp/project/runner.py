@@ -18,7 +18,6 @@ edits (it checks the file again and stores the result with its edits).
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import threading
 from functools import lru_cache
@@ -555,6 +554,8 @@ def _size(path: str) -> int:
 
 def _collect(outbox, workers, until: str):
     """Messages until every worker has sent `until`; a worker that dies or fails is an internal error."""
+    import queue  # workers only: a one-file run has none
+
     done = 0
     while done < len(workers):
         try:

@@ -7,7 +7,6 @@ Nothing in the CLI or the LSP layer changes.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
@@ -68,6 +67,8 @@ def minimal(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def all_rules() -> tuple[Rule, ...]:
+    import pkgutil  # the scan: a check imports only its files' rules (rules_for)
+
     rules = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
