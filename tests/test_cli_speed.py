@@ -324,8 +324,7 @@ sys.exit(code)
 # what may stay a dataclass on a check: what the cache stores (plaindata reads dataclasses.fields) or
 # copies with dataclasses.replace, and the configuration (replace); the others are records.py's
 _DATACLASSES = {"aoti_lsp.project.config.Config", "aoti_lsp.project.cache.Entry", *(
-    f"aoti_lsp.analysis.findings.{k}" for k in ("Edit", "Fix", "FixStub", "Finding", "Related")), *(
-    f"aoti_lsp.analysis.{k}" for k in ("names.Binding", "names.Scope", "facts.CompileSite", "facts.LoadSite")),
+    f"aoti_lsp.analysis.findings.{k}" for k in ("Edit", "Fix", "FixStub", "Finding", "Related")),
     "aoti_lsp.cli.reporters.Note"}
 
 

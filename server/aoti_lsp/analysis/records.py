@@ -10,10 +10,13 @@ from dataclasses import FrozenInstanceError
 from operator import attrgetter
 
 
-def record(*fields: str, frozen: bool = False, compare: tuple[str, ...] | None = None):
-    """`fields`: the __init__ parameters in order (repr, match); `compare`: those eq and hash
-    read (default: all). Frozen: hashed, assignment raises; else unhashable, as a dataclass."""
+def record(*fields: str, frozen: bool = False, compare: tuple[str, ...] | None = None,
+           shown: tuple[str, ...] | None = None):
+    """`fields`: the __init__ parameters in order (match); `compare`: those eq and hash read,
+    `shown`: those repr shows (default: all). Frozen: hashed, assignment raises; else
+    unhashable, as a dataclass."""
     compared = fields if compare is None else compare
+    shown = fields if shown is None else shown
     if len(compared) == 1:
         one = attrgetter(compared[0])
 
@@ -31,7 +34,7 @@ def record(*fields: str, frozen: bool = False, compare: tuple[str, ...] | None =
         return NotImplemented
 
     def __repr__(self):
-        return f"{self.__class__.__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in fields)})"
+        return f"{self.__class__.__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in shown)})"
 
     def wrap(cls):
         cls.__eq__, cls.__repr__, cls.__match_args__ = __eq__, __repr__, fields
