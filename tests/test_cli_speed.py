@@ -261,3 +261,87 @@ def test_a_check_with_findings_parses_no_toml_when_nothing_configures_aoti_lsp(t
     out = subprocess.run([sys.executable, "-c", code, "--check", "--no-cache", "pkg/bad.py"], cwd=root,
                          capture_output=True, text=True)
     assert "Found 1 finding." in out.stderr and "'tomllib'" in out.stderr.strip().splitlines()[-1], out.stderr
+
+
+@pytest.mark.parametrize("options", [{}, {"jagged-names": ["*_len*", "nnz"]}])
+def test_the_rules_a_file_imports_are_every_rule_that_would_check_or_summarise_it(options):
+    """rules.rules_for gives a file only the rules its tokens concern (triggers.codes_for): never
+    one short of the rules that would check or summarise it, on every fixture, example and test
+    project file; fewer than all of them for many files (without rule options: with them, None)."""
+    from aoti_lsp.analysis.source import Source
+    from aoti_lsp.project import triggers
+    from aoti_lsp.rules import all_rules, rules_for
+
+    cfg = configmod.Config(options=options)
+    fewer = 0
+    for path in _fixture_texts():
+        source = Source(path.read_bytes(), str(path))
+        needed = {r.code for r in all_rules() if r.wants(source, cfg) or (hasattr(r, "summarize") and r.wants_summary(source, cfg))}
+        codes = triggers.codes_for(source.has, cfg)
+        if options:
+            assert codes is None
+            continue
+        assert needed <= set(codes) and list(codes) == sorted(codes), (path, needed, codes)
+        fewer += len(codes) < len(all_rules())
+        assert {r.code for r in rules_for(source, cfg)} >= needed
+    assert fewer > 50 or options
+
+
+def test_a_check_of_a_file_with_aoti_code_imports_only_the_rules_its_tokens_concern(tmp_path):
+    """A pre-commit run on a file with one rule's code (AOTI301's environment variable)
+    imports that rule's module, not the others (the device and jagged analyses, the
+    migration planner): each costs milliseconds of the hook's start."""
+    root = _project(tmp_path)
+    (root / "pkg" / "bad.py").unlink()  # its compile is summarised for the project: every AOTI rule
+    (root / "pkg" / "env.py").write_text(
+        "import os\nimport torch\nx = torch.ones(2).cuda()\nos.environ.setdefault('CUDA_LAUNCH_BLOCKING', '1')\n")
+    code, mods, err = _modules(root, "-j", "1", "pkg/env.py")
+    assert code == 1 and "Found 1 finding." in err, err
+    rules = {m for m in mods if m.startswith("aoti_lsp.rules.")}
+    assert rules == {"aoti_lsp.rules.aoti301"}, sorted(rules)
+    assert not mods & {"aoti_lsp.analysis.devices", "aoti_lsp.analysis.jagged", "aoti_lsp.fixes.plan"}
+
+
+def test_a_file_summarised_for_the_jagged_rules_but_not_checked_by_them_imports_no_jagged_fixer(tmp_path):
+    """A compile without a jagged input is summarised by AOTI201/202 (other files may call its
+    package) but checked by neither: their fixer (fixes/jagged.py) is not imported."""
+    root = _project(tmp_path)
+    os.utime(root / "pkg" / "bad.py")  # changed since the cache: checked in this run
+    code, mods, err = _modules(root, "-j", "1", "--no-cache", "pkg/bad.py")
+    assert code == 1 and "Found 2 findings." in err, err
+    assert {"aoti_lsp.rules.aoti201", "aoti_lsp.analysis.jagged"} <= mods and "aoti_lsp.fixes.jagged" not in mods
+
+
+_ALL_MODULES = """
+import sys
+from aoti_lsp.cli.main import main
+code = main(sys.argv[1:])
+made = sorted(f"{m}.{k}" for m, mod in list(sys.modules.items()) if m.startswith("aoti_lsp")
+              for k, v in vars(mod).items() if isinstance(v, type) and v.__module__ == m and "__dataclass_fields__" in vars(v))
+print(sorted(sys.modules), made, file=sys.stderr)
+sys.exit(code)
+"""
+# what may stay a dataclass on a check: what the cache stores (plaindata reads dataclasses.fields) or
+# copies with dataclasses.replace, and the configuration (replace); the others are records.py's
+_DATACLASSES = {"aoti_lsp.project.config.Config", "aoti_lsp.project.cache.Entry", *(
+    f"aoti_lsp.analysis.findings.{k}" for k in ("Edit", "Fix", "FixStub", "Finding", "Related")),
+    "aoti_lsp.cli.reporters.Note"}
+
+
+def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not_use(tmp_path):
+    """The hook on one changed file with AOTI code (bench.py section d): no logging (nothing is
+    logged), no zipfile (no .pt2 is read), no shutil or importlib.resources (argparse's width,
+    the grammar package's __init__), no difflib (a notebook's diff); and no dataclass created
+    but those the cache stores: each costs ~0.5 ms of the hook's ~65."""
+    root = _project(tmp_path)
+    run = [sys.executable, "-c", _ALL_MODULES, "--check", "pkg/bad.py"]
+    assert subprocess.run(run, cwd=root, capture_output=True).returncode == 1  # fills the cache
+    (root / "pkg" / "bad.py").write_text(BAD + "\n# edited\n")
+    out = subprocess.run(run, cwd=root, capture_output=True, text=True)
+    assert out.returncode == 1 and "Found 2 findings." in out.stderr, out.stderr
+    mods, made = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
+    assert {"aoti_lsp.rules.aoti001", "aoti_lsp.analysis.devices", "aoti_lsp.analysis.jagged"} <= set(mods)
+    unused = {"logging", "zipfile", "shutil", "importlib.resources", "difflib", "tempfile", "tree_sitter_python",
+              "aoti_lsp.analysis.pt2", "libcst"}
+    assert not unused & set(mods), sorted(unused & set(mods))
+    assert set(made) <= _DATACLASSES, sorted(set(made) - _DATACLASSES)

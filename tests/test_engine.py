@@ -32,12 +32,13 @@ def test_no_trigger_no_parse():
 
 
 def test_broken_rule_in_the_cli_exits_2(tmp_path, monkeypatch, capsys):
+    from aoti_lsp import rules
     from aoti_lsp.cli import main as cli
-    from aoti_lsp.analysis import engine
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.py").write_text(CODE)
-    monkeypatch.setattr(engine, "all_rules", lambda: (*all_rules(), Broken()))
+    # the CLI gives each file the rules its tokens concern (rules.rules_for): the broken one too
+    monkeypatch.setattr(rules, "rules_for", lambda source, config: (*all_rules(), Broken()))
     assert cli.main(["--check", "m.py"]) == 2
     err = capsys.readouterr().err
     assert "internal error in rule AOTI999" in err

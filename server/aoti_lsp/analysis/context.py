@@ -3,22 +3,26 @@ never the engine that runs them (engine.py imports the rules)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 
 from tree_sitter import Node
 
 from aoti_lsp.analysis.findings import Finding
 from aoti_lsp.analysis.names import Names
+from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import Source
 from aoti_lsp.project.config import Config
 
 
-@dataclass
+@record("findings", "errors", "skipped")
 class Result:
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # rules that raised: reported, never fatal
-    skipped: str | None = None  # why the file was not analysed (budget.py), if it was not
+    """`errors`: rules that raised (reported, never fatal); `skipped`: why the file was not
+    analysed (budget.py), if it was not."""
+
+    def __init__(self, findings: list[Finding] | None = None, errors: list[str] | None = None, skipped: str | None = None):
+        self.findings = [] if findings is None else findings
+        self.errors = [] if errors is None else errors
+        self.skipped = skipped
 
 
 class Context:

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
+from aoti_lsp.analysis.records import record, set_field
 from aoti_lsp.analysis.tables import read
 
 
-@dataclass(frozen=True)
+@record("name", "code", "kind", "replacement", "note", "signature", frozen=True)
 class Deprecated:
-    name: str
-    code: str
-    kind: str  # compile | load
-    replacement: str
-    note: str
-    signature: str
+    """`kind`: compile | load."""
+
+    def __init__(self, name: str, code: str, kind: str, replacement: str, note: str, signature: str):
+        set_field(self, "name", name)
+        set_field(self, "code", code)
+        set_field(self, "kind", kind)
+        set_field(self, "replacement", replacement)
+        set_field(self, "note", note)
+        set_field(self, "signature", signature)
 
 
 @lru_cache(maxsize=None)

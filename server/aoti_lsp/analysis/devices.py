@@ -26,16 +26,17 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
 
 from tree_sitter import Node
 
-from aoti_lsp.analysis import pt2, tables
+from aoti_lsp import lazyre
+from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
                             is_fstring, string_value, unwrap)
 from aoti_lsp.analysis.names import DEF
+from aoti_lsp.analysis.records import record, set_field
 from aoti_lsp.analysis.source import descendants
 
 CODES = ("AOTI101", "AOTI102", "AOTI103")
@@ -44,7 +45,7 @@ TRIGGERS = ("aot_load", "load_package", "aot_compile", "aoti_compile_and_package
 _DEV, _SHAPES = tables.section("devices"), tables.section("shapes")
 DEVICE_TYPES = set(_DEV["types"])
 _DEVICE = re.compile(r"^([a-z_]+)(?::(\d+))?$")
-_DEVICE_PREFIX = re.compile(r"^([a-z_]+):")
+_DEVICE_PREFIX = lazyre.compile(r"^([a-z_]+):")
 FACTORIES, LIKE, ALWAYS_CPU = set(_DEV["factories"]), set(_DEV["like"]), set(_DEV["always_cpu"])
 KEEP_DEVICE = set(_DEV["keep_device"])
 KEEP_DTYPE, KEEP_META = set(_SHAPES["keep_dtype"]), set(_SHAPES["keep_meta"])
@@ -91,24 +92,26 @@ def measured_in(message: str) -> list[str]:
 
 
 # -- values ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record("start", "end", "what", "path", frozen=True)
 class Evidence:
     """Why a value is known: a byte range and a short description (`device="cuda"`)."""
 
-    start: int
-    end: int
-    what: str
-    path: str | None = None  # None: the file being checked
+    def __init__(self, start: int, end: int, what: str, path: str | None = None):  # path None: the file being checked
+        set_field(self, "start", start)
+        set_field(self, "end", end)
+        set_field(self, "what", what)
+        set_field(self, "path", path)
 
     def as_tuple(self) -> tuple:
         return (self.start, self.end, self.what)
 
 
-@dataclass(frozen=True)
+@record("type", "index", "evidence", frozen=True)
 class Device:
-    type: str
-    index: int | None = None
-    evidence: tuple[Evidence, ...] = ()
+    def __init__(self, type: str, index: int | None = None, evidence: tuple[Evidence, ...] = ()):
+        set_field(self, "type", type)
+        set_field(self, "index", index)
+        set_field(self, "evidence", evidence)
 
     @property
     def spelled(self) -> str:
@@ -118,26 +121,30 @@ class Device:
         return Device(self.type, self.index, tuple(evidence) + self.evidence)
 
 
-@dataclass(frozen=True)
+@record("shape", "dtype", "evidence", frozen=True)
 class Meta:
     """Shape and dtype of an example or call input, as far as literals say."""
 
-    shape: tuple[int, ...] | None
-    dtype: str | None
-    evidence: Evidence
+    def __init__(self, shape: tuple[int, ...] | None, dtype: str | None, evidence: Evidence):
+        set_field(self, "shape", shape)
+        set_field(self, "dtype", dtype)
+        set_field(self, "evidence", evidence)
 
 
-@dataclass(frozen=True)
+@record("dim", "low", "high", "spelled", "evidence", "written_min", frozen=True)
 class Bound:
     """A dynamic dim's range as traced. Export traces a dynamic dim as >= 2 whatever `min` says
-    (sizes 0 and 1 are specialised), so `low` is at least 2; `high` None: no maximum."""
+    (sizes 0 and 1 are specialised), so `low` is at least 2; `high` None: no maximum.
+    `spelled`: `Dim("batch", min=2, max=32)`, `Dim.AUTO`; `written_min`: the `min=` given, if any."""
 
-    dim: int
-    low: int
-    high: int | None
-    spelled: str  # `Dim("batch", min=2, max=32)`, `Dim.AUTO`
-    evidence: Evidence
-    written_min: int | None = None  # the `min=` given, when there is one
+    def __init__(self, dim: int, low: int, high: int | None, spelled: str, evidence: Evidence,
+                 written_min: int | None = None):
+        set_field(self, "dim", dim)
+        set_field(self, "low", low)
+        set_field(self, "high", high)
+        set_field(self, "spelled", spelled)
+        set_field(self, "evidence", evidence)
+        set_field(self, "written_min", written_min)
 
     def as_tuple(self) -> tuple:
         return (self.dim, self.low, self.high, self.spelled, self.evidence.as_tuple(), self.written_min)
@@ -147,27 +154,33 @@ class Bound:
         return f"{self.low}..{self.high if self.high is not None else 'inf'}"
 
 
-@dataclass(frozen=True)
+@record("meta", "dynamic", "bounds", frozen=True)
 class Input:
     """One compile-time example input: its metadata and its dynamic dims
     (None: not known which dims are dynamic, so shapes are never compared), with their bounds."""
 
-    meta: Meta | None
-    dynamic: frozenset[int] | None
-    bounds: tuple[Bound, ...] = ()
+    def __init__(self, meta: Meta | None, dynamic: frozenset[int] | None, bounds: tuple[Bound, ...] = ()):
+        set_field(self, "meta", meta)
+        set_field(self, "dynamic", dynamic)
+        set_field(self, "bounds", bounds)
 
 
-@dataclass
+@record("device", "where", "site", "inputs", "origin", "subject", "reason")
 class Artifact:
-    """What a load call loads, as far as it is known."""
+    """What a load call loads, as far as it is known. `where`: "line 4", "make_package.py:7", ""
+    (on disk); `site`: the compile call (or the package file); `origin`: compile | project | disk;
+    `subject`: or "the package `m.pt2`"; `reason`: why the device is what it is, when not the
+    first evidence."""
 
-    device: Device | None
-    where: str  # "line 4", "make_package.py:7", "" (on disk)
-    site: Evidence | None  # the compile call (or the package file)
-    inputs: tuple[Input, ...] | None = None
-    origin: str = "compile"  # compile | project | disk
-    subject: str = "a model"  # or "the package `m.pt2`"
-    reason: str | None = None  # why the device is what it is, when not the first evidence
+    def __init__(self, device: Device | None, where: str, site: Evidence | None, inputs: tuple[Input, ...] | None = None,
+                 origin: str = "compile", subject: str = "a model", reason: str | None = None):
+        self.device = device
+        self.where = where
+        self.site = site
+        self.inputs = inputs
+        self.origin = origin
+        self.subject = subject
+        self.reason = reason
 
     def compiled_for(self) -> str:
         """`a model compiled for `cuda` (line 3)`: short; the evidence is related information."""
@@ -175,24 +188,26 @@ class Artifact:
         return f"{self.subject} compiled for `{self.device.type}`{where}"
 
 
-@dataclass(frozen=True)
+@record("device", "has_index", frozen=True)
 class DeviceChoice:
     """A device an expression holds on one of its paths (a helper's `return`, a branch of `a if c
     else b`). `has_index`: its `.index` is an int (`device.index` then, or an int not known
     here); else `.index` is None (`torch.device("cpu")`, `torch.device("cuda")`)."""
 
-    device: Device
-    has_index: bool
+    def __init__(self, device: Device, has_index: bool):
+        set_field(self, "device", device)
+        set_field(self, "has_index", has_index)
 
 
-@dataclass(frozen=True)
+@record("value", "known", "evidence", frozen=True)
 class IndexChoice:
     """A value a `device_index=` argument takes on one of its paths: `value` None with `known`
     is `None`; `known` False is an int not known here (always >= 0: a device's index)."""
 
-    value: int | None
-    known: bool
-    evidence: tuple[Evidence, ...] = ()
+    def __init__(self, value: int | None, known: bool, evidence: tuple[Evidence, ...] = ()):
+        set_field(self, "value", value)
+        set_field(self, "known", known)
+        set_field(self, "evidence", evidence)
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -1146,6 +1161,8 @@ class Analysis:
         return self._lookups[memo]
 
     def _read_disk_artifact(self, key: str, load: LoadSite) -> Artifact | None:
+        from aoti_lsp.analysis import pt2  # zipfile: only where a package may be on disk
+
         found: dict[str, tuple[str, str]] = {}
         for candidate in self._disk_candidates(key):
             info = pt2.read_package(candidate)

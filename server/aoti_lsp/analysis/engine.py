@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 from aoti_lsp.analysis import budget
 from aoti_lsp.analysis.context import Context, Result
 from aoti_lsp.project.config import Config
@@ -11,8 +9,7 @@ from aoti_lsp.analysis.findings import Finding
 from aoti_lsp.analysis.noqa import is_suppressed
 from aoti_lsp.rules import Rule, all_rules
 from aoti_lsp.analysis.source import Source
-
-log = logging.getLogger(__name__)
+from aoti_lsp.logs import logger
 
 
 def analyze(source: Source, config: Config | None = None, rules: tuple[Rule, ...] | None = None, project=None) -> Result:
@@ -47,7 +44,7 @@ def _analyze(source: Source, config: Config | None, rules, project) -> Result:
             if _unparsable(exc):  # code nested too deep, or libcst rejects it: the file's limit, not a bug
                 result.errors.append(f"{source.path}: note: {rule.code} skipped this file: {_short(exc)}")
                 continue
-            log.exception("rule %s failed on %s", rule.code, source.path)
+            logger(__name__).exception("rule %s failed on %s", rule.code, source.path)
             result.errors.append(f"{source.path}: internal error in rule {rule.code}: {exc!r}")
     result.findings = [f for f in result.findings if not _suppressed(source, f)]
     result.findings.sort(key=Finding.sort_key)

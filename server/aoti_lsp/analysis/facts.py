@@ -15,12 +15,12 @@ import ast
 import os
 import posixpath
 from bisect import bisect_left
-from dataclasses import dataclass
 from functools import cached_property
 
 from tree_sitter import Node
 
 from aoti_lsp.analysis import tables
+from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.names import ALIAS, DEF, IMPORT, LOCAL
 from aoti_lsp.analysis.source import absolute
 
@@ -147,27 +147,38 @@ def normalize(value: str) -> str | None:
     return key if key not in (".", "") else None
 
 
-@dataclass
+@record("call", "qualname", "model", "args", "kwargs", "dynamic", "path_node", "export", "dynamic_known")
 class CompileSite:
-    call: Node
-    qualname: str
-    model: Node | None = None
-    args: Node | None = None
-    kwargs: Node | None = None
-    dynamic: Node | None = None
-    path_node: Node | None = None
-    export: Node | None = None  # the torch.export.export call (new API)
-    dynamic_known: bool = True  # False: an fx.GraphModule (torch._inductor.aot_compile), dims unknown
+    """`export`: the torch.export.export call (new API); `dynamic_known` False: an fx.GraphModule
+    (torch._inductor.aot_compile), dims unknown."""
+
+    def __init__(self, call: Node, qualname: str, model: Node | None = None, args: Node | None = None,
+                 kwargs: Node | None = None, dynamic: Node | None = None, path_node: Node | None = None,
+                 export: Node | None = None, dynamic_known: bool = True):
+        self.call = call
+        self.qualname = qualname
+        self.model = model
+        self.args = args
+        self.kwargs = kwargs
+        self.dynamic = dynamic
+        self.path_node = path_node
+        self.export = export
+        self.dynamic_known = dynamic_known
 
 
-@dataclass
+@record("call", "qualname", "path_node", "device_node", "index_node", "index_arg")
 class LoadSite:
-    call: Node
-    qualname: str
-    path_node: Node | None = None
-    device_node: Node | None = None  # old API: the device argument
-    index_node: Node | None = None  # new API: device_index
-    index_arg: Node | None = None  # the whole argument (keyword_argument or positional)
+    """`device_node`: the device argument (old API); `index_node`: device_index (new API);
+    `index_arg`: the whole argument (keyword_argument or positional)."""
+
+    def __init__(self, call: Node, qualname: str, path_node: Node | None = None, device_node: Node | None = None,
+                 index_node: Node | None = None, index_arg: Node | None = None):
+        self.call = call
+        self.qualname = qualname
+        self.path_node = path_node
+        self.device_node = device_node
+        self.index_node = index_node
+        self.index_arg = index_arg
 
     @property
     def old(self) -> bool:

@@ -9,13 +9,12 @@ a `FixStub` without edits when the output will not need them.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-log = logging.getLogger(__name__)
+from aoti_lsp.logs import logger
 
 # True: every fix is built when its finding is made (what the lazy ones are tested against)
 EAGER_FIXES = False
@@ -126,7 +125,7 @@ class LazyFix:
             try:
                 self._edits = tuple(build())
             except Exception as exc:  # the preflight said it would build: a bug, never a crash
-                log.exception("the fix '%s' could not be built after its preflight passed", self.title)
+                logger(__name__).exception("the fix '%s' could not be built after its preflight passed", self.title)
                 self.failed, self._edits = repr(exc), ()
         return self._edits
 

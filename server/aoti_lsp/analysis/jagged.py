@@ -20,15 +20,16 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import PurePath
 
 from tree_sitter import Node
 
+from aoti_lsp import lazyre
 from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.facts import unwrap
 from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts
+from aoti_lsp.analysis.records import record, set_field
 
 DEFAULT_JAGGED_NAMES = (
     "lengths", "offsets", "seq_lens", "seq_lengths", "*_lengths", "*_offsets", "jagged*", "cu_seqlens",
@@ -39,7 +40,7 @@ OPTION = "jagged-names"
 COMPLETE_CUMSUMS = frozenset({"asynchronous_complete_cumsum", "complete_cumsum"})
 COMPLETE_BY_NAME = ("cu_seqlens*",)
 # what a docstring says of complete offsets: "x_offsets: (B + 1,)", "with a leading zero"
-_DOCUMENTED_COMPLETE = re.compile(r"\(?\s*\w*\s*\+\s*1\s*,?\s*\)?|leading (?:0|zero)|complete (?:cumsum|offsets)", re.I)
+_DOCUMENTED_COMPLETE = lazyre.compile(r"\(?\s*\w*\s*\+\s*1\s*,?\s*\)?|leading (?:0|zero)|complete (?:cumsum|offsets)", re.I)
 # the flat data of a jagged pair: jagged too when a lengths/offsets parameter sits beside it
 PAIRED_VALUES = ("values", "*_values", "jagged_data")
 SUMMARY_CODES = ("AOTI201", "AOTI202")  # both rules read one summary, stored by the first enabled
@@ -179,11 +180,15 @@ def exits(block: Node | None) -> bool:
 
 
 # -- emptiness tests: `x.numel() == 0`, `len(x)`, `not x.shape[0]`, `lengths.sum() == 0` -----------
-@dataclass(frozen=True)
+@record("text", "kind", "node", frozen=True, compare=("text", "kind"))
 class Tested:
-    text: str  # the tensor expression, as written
-    kind: str  # "size": the tensor is non-empty; "sum": its sum is non-zero (jagged: some values exist)
-    node: Node | None = field(default=None, compare=False, hash=False)
+    """`text`: the tensor expression, as written; `kind`: "size", the tensor is non-empty; "sum":
+    its sum is non-zero (jagged: some values exist). `node` is not compared."""
+
+    def __init__(self, text: str, kind: str, node: Node | None = None):
+        set_field(self, "text", text)
+        set_field(self, "kind", kind)
+        set_field(self, "node", node)
 
 
 def _size_subject(node: Node) -> Tested | None:
@@ -404,16 +409,18 @@ def _enclosing_class(func: Node) -> Node | None:
     return None
 
 
-@dataclass
+@record("func", "cls", "key", "params", "splat", "compiled")
 class Target:
-    """A `forward` or a compiled/exported function."""
+    """A `forward` or a compiled/exported function. `key`: the class name for a forward, else the
+    function name (what export calls name); `compiled`: given to torch.compile (guards stay effective)."""
 
-    func: Node
-    cls: Node | None
-    key: str  # the class name for a forward, else the function name: what export calls name
-    params: list[str]
-    splat: bool
-    compiled: bool = False  # given to torch.compile (guards stay effective)
+    def __init__(self, func: Node, cls: Node | None, key: str, params: list[str], splat: bool, compiled: bool = False):
+        self.func = func
+        self.cls = cls
+        self.key = key
+        self.params = params
+        self.splat = splat
+        self.compiled = compiled
 
     @property
     def label(self) -> str:
@@ -424,32 +431,40 @@ class Target:
         return self.func.child_by_field_name("body")
 
 
-@dataclass(frozen=True)
+@record("key", "start", "end", "path", "api", frozen=True)
 class ExportSite:
-    key: str
-    start: int
-    end: int
-    path: str | None  # None: this file
-    api: str  # qualified name of the exporter
+    """`path` None: this file; `api`: the exporter's qualified name."""
+
+    def __init__(self, key: str, start: int, end: int, path: str | None, api: str):
+        set_field(self, "key", key)
+        set_field(self, "start", start)
+        set_field(self, "end", end)
+        set_field(self, "path", path)
+        set_field(self, "api", api)
 
 
-@dataclass
+@record("path", "start", "end", "line", "args", "facts")
 class ExternalCall:
-    """A call of a package in another file (from that file's summary)."""
+    """A call of a package in another file (from that file's summary). `args`: parameter ->
+    argument text (None: not a plain name)."""
 
-    path: str
-    start: int
-    end: int
-    line: int
-    args: dict[str, str | None]  # parameter -> argument text (None: not a plain name)
-    facts: list[Tested]
+    def __init__(self, path: str, start: int, end: int, line: int, args: dict[str, str | None], facts: list[Tested]):
+        self.path = path
+        self.start = start
+        self.end = end
+        self.line = line
+        self.args = args
+        self.facts = facts
 
 
-@dataclass
+@record("call", "target", "args")
 class CallSite:
-    call: Node
-    target: Target
-    args: dict[str, Node] | None  # forward parameter -> argument expression (None: cannot tell)
+    """`args`: forward parameter -> argument expression (None: cannot tell)."""
+
+    def __init__(self, call: Node, target: Target, args: dict[str, Node] | None):
+        self.call = call
+        self.target = target
+        self.args = args
 
 
 def shared_property(fn):
@@ -1105,11 +1120,15 @@ def string_value(node: Node | None) -> str | None:
 
 
 # -- taint: which tensors come from a jagged input --------------------------------------------
-@dataclass(frozen=True)
+@record("roots", "maybe_empty", "like", frozen=True)
 class Taint:
-    roots: frozenset[str]  # the jagged parameters behind it
-    maybe_empty: bool  # empty when a root is empty
-    like: str | None = None  # same shape (and emptiness) as this jagged parameter
+    """`roots`: the jagged parameters behind it; `maybe_empty`: empty when a root is empty;
+    `like`: same shape (and emptiness) as this jagged parameter."""
+
+    def __init__(self, roots: frozenset[str], maybe_empty: bool, like: str | None = None):
+        set_field(self, "roots", roots)
+        set_field(self, "maybe_empty", maybe_empty)
+        set_field(self, "like", like)
 
     def merge(self, other: Taint | None) -> Taint:
         if other is None:
@@ -1118,15 +1137,22 @@ class Taint:
                      self.like if self.like == other.like else None)
 
 
-@dataclass
+@record("kind", "node", "tensor", "roots", "needs", "op", "index")
 class Site:
-    kind: str  # last | tail | head | reduce | index
-    node: Node  # what is flagged
-    tensor: Node  # the jagged tensor (last/tail/head/reduce) or the indexed one (index)
-    roots: frozenset[str]  # jagged inputs behind it
-    needs: tuple[str, ...]  # parameters whose emptiness the guard must test
-    op: str  # `[-1]`, `.max()`, `index_select`, ...
-    index: Node | None = None  # the indices (index sites)
+    """`kind`: last | tail | head | reduce | index; `node`: what is flagged; `tensor`: the jagged
+    tensor (last/tail/head/reduce) or the indexed one (index); `roots`: the jagged inputs behind
+    it; `needs`: parameters whose emptiness the guard must test; `op`: `[-1]`, `.max()`,
+    `index_select`, ...; `index`: the indices (index sites)."""
+
+    def __init__(self, kind: str, node: Node, tensor: Node, roots: frozenset[str], needs: tuple[str, ...], op: str,
+                 index: Node | None = None):
+        self.kind = kind
+        self.node = node
+        self.tensor = tensor
+        self.roots = roots
+        self.needs = needs
+        self.op = op
+        self.index = index
 
 
 class Flow:

@@ -9,11 +9,11 @@ local definitions that shadow a name, function parameters, try/except ImportErro
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass, field
 from functools import cached_property
 
 from tree_sitter import Node
 
+from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import descendants
 
 IMPORT, ALIAS, LOCAL, DEF, SHIM = "import", "alias", "local", "def", "shim"
@@ -22,24 +22,33 @@ IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseExcepti
 LOOKUPS = [0]  # binding look-ups made, for the test that def-use stays linear in the uses
 
 
-@dataclass
+@record("name", "kind", "at", "target", "value", "stmt")
 class Binding:
-    name: str
-    kind: str
-    at: int  # byte offset where the binding happens
-    target: str | None = None  # imported qualified name
-    value: Node | None = None  # right-hand side of a simple `name = value` assignment
-    stmt: Node | None = None  # the import / def statement
+    """`at`: the byte offset where the binding happens; `target`: the imported qualified name;
+    `value`: the right-hand side of a simple `name = value` assignment; `stmt`: the import / def statement."""
+
+    def __init__(self, name: str, kind: str, at: int, target: str | None = None, value: Node | None = None,
+                 stmt: Node | None = None):
+        self.name = name
+        self.kind = kind
+        self.at = at
+        self.target = target
+        self.value = value
+        self.stmt = stmt
 
 
-@dataclass
+@record("node", "kind", "parent", "bindings", "globals", "_offsets", shown=("node", "kind", "parent", "bindings", "globals"))
 class Scope:
-    node: Node
-    kind: str  # module | function | class
-    parent: "Scope | None"
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    globals: set[str] = field(default_factory=set)
-    _offsets: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    """`kind`: module | function | class."""
+
+    def __init__(self, node: Node, kind: str, parent: Scope | None, bindings: dict[str, list[Binding]] | None = None,
+                 globals: set[str] | None = None, _offsets: dict[str, list[int]] | None = None):
+        self.node = node
+        self.kind = kind
+        self.parent = parent
+        self.bindings = {} if bindings is None else bindings
+        self.globals = set() if globals is None else globals
+        self._offsets = {} if _offsets is None else _offsets
 
     def add(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.name, []).append(binding)

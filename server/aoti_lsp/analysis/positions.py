@@ -7,10 +7,11 @@ is a byte offset; conversion happens here and nowhere else.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from itertools import accumulate
 from operator import add
+
+from aoti_lsp import lazyre
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
@@ -75,7 +76,7 @@ class LineIndex:
         return self.offset(line - 1, column, UTF32)
 
 
-_ENDING = re.compile(rb"\r\n?|\n")
+_ENDING = lazyre.compile(rb"\r\n?|\n")
 
 
 def _ends(data: bytes, lo: int, hi: int) -> list[int]:

@@ -29,6 +29,8 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 
+from aoti_lsp.analysis import reads
+
 MAX_ENTRIES = 20_000
 MAX_DIRECTORY = 8 * 1024 * 1024
 MAX_METADATA = 64 * 1024
@@ -42,7 +44,6 @@ _EOCD = b"PK\x05\x06"
 _EOCD64_LOCATOR = b"PK\x06\x07"
 _EOCD64 = b"PK\x06\x06"
 _CACHE_MAX = 256
-_reads: set[str] | None = None  # while a result is cached (cache.recording): every package path asked for
 _CACHE_LIMITS = {"sources": 4}  # sources hold whole wrapper/kernel texts: keep few
 _cache: dict[tuple, object] = {}
 # what a corrupt member or archive raises inside zipfile and the decompressors
@@ -237,8 +238,8 @@ class PackageInfo:
 def read_package(path: str | os.PathLike) -> PackageInfo | None:
     """The devices a `.pt2` package was compiled for, or None when `path` is not a readable
     AOTI package (missing, not a zip, directory over the caps, no readable metadata)."""
-    if _reads is not None:  # a cached check result depends on this package
-        _reads.add(os.path.abspath(path))
+    if reads.current is not None:  # a cached check result depends on this package
+        reads.current.add(os.path.abspath(path))
     return _cached("devices", path, _read_devices)
 
 

@@ -13,12 +13,12 @@ from bisect import bisect_right
 from functools import cached_property, lru_cache
 from typing import Iterable, Iterator
 
-import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
+from aoti_lsp.analysis import grammar
 from aoti_lsp.analysis.positions import LineIndex
 
-LANGUAGE = Language(tree_sitter_python.language())
+LANGUAGE = Language(grammar.language())
 _queries: dict[str, Query] = {}
 
 

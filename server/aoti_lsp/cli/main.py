@@ -34,9 +34,30 @@ def _jobs(value: str) -> int:
     return n
 
 
+def _columns() -> int:
+    """shutil.get_terminal_size().columns, without importing shutil (bz2, lzma, zlib: ~2 ms of a
+    run): argparse builds a help formatter for each argument it is given, help or not."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return columns
+
+
+class _Help(argparse.HelpFormatter):
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="aoti-lsp",
+        formatter_class=_Help,
         description="Catch PyTorch AOTInductor misuse (deprecated API, device mismatches, empty jagged inputs).",
         epilog="Subcommands: `aoti-lsp serve` (language server on stdio), `aoti-lsp rule [CODE]` (rule docs), "
                "`aoti-lsp explain LOG --package PKG` (crash log -> Python line), `aoti-lsp inspect PKG` (a .pt2).",

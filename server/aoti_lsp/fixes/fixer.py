@@ -4,13 +4,12 @@ is dropped (the file on disk is never corrupted). Edits keep the file's layout (
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from aoti_lsp.analysis import budget
 from aoti_lsp.project.config import Config
 from aoti_lsp.analysis.engine import analyze
 from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix
 from aoti_lsp.fixes.layout import adapt, compile_error
+from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import Source
 
 MAX_PASSES = 10
@@ -48,12 +47,13 @@ def choose(findings: list[Finding], unsafe: bool) -> list[Fix]:
     return chosen
 
 
-@dataclass
+@record("data", "applied", "remaining", "errors")
 class FixResult:
-    data: bytes
-    applied: int = 0
-    remaining: list[Finding] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    def __init__(self, data: bytes, applied: int = 0, remaining: list[Finding] | None = None, errors: list[str] | None = None):
+        self.data = data
+        self.applied = applied
+        self.remaining = [] if remaining is None else remaining
+        self.errors = [] if errors is None else errors
 
 
 def fix_source(source: Source, config: Config | None = None, unsafe: bool = False, project=None) -> FixResult:

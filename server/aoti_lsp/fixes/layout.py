@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 import warnings
 
+from aoti_lsp import lazyre
 from aoti_lsp.analysis.findings import Edit
 
 BOM = b"\xef\xbb\xbf"
 # PEP 263: a comment on line 1 or 2 naming the encoding
-COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
-_ENDING = re.compile(rb"\r\n?|\n")
+COOKIE = lazyre.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+_ENDING = lazyre.compile(rb"\r\n?|\n")
 
 
 def line_ending(data: bytes) -> str:

@@ -14,14 +14,14 @@ in the editor, never applied by `--fix` or fix-all, and says which device it dro
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from aoti_lsp import lazyre
 from aoti_lsp.analysis import findings
 from aoti_lsp.analysis.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
+from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import absolute
 from aoti_lsp.fixes.migrate import (
     CannotFix,
@@ -39,26 +39,37 @@ COMPILE_TITLE = "Migrate to torch.export.export + aoti_compile_and_package"
 LOAD_TITLE = "Migrate to torch._inductor.aoti_load_package"
 
 
-@dataclass
+@record("ctx", "call", "qualname")
 class Member:
-    ctx: object  # the engine Context of the member's file
-    call: Node
-    qualname: str
+    """`ctx`: the engine Context of the member's file."""
+
+    def __init__(self, ctx: object, call: Node, qualname: str):
+        self.ctx = ctx
+        self.call = call
+        self.qualname = qualname
 
     @property
     def path(self) -> str:
         return self.ctx.source.path
 
 
-@dataclass
+@record("compiles", "loads", "tails", "name", "producers", "outside", "key")
 class Plan:
-    compiles: list[Member] = field(default_factory=list)
-    loads: list[Member] = field(default_factory=list)
-    tails: dict[tuple[str, int], tuple[int, bytes]] = field(default_factory=dict)  # (file, start) -> (end, text)
-    name: str | None = None  # the artifact's file name, for titles
-    producers: int = 0  # compiles of the project that write it, old API or new
-    outside: str | None = None  # why a program outside the project may read it: then display-only
-    key: str | None = None  # the artifact's key, when the plan was collected by it
+    """`tails`: (file, start) -> (end, text); `name`: the artifact's file name, for titles;
+    `producers`: compiles of the project that write it, old API or new; `outside`: why a program
+    outside the project may read it (then display-only); `key`: the artifact's key, when the plan
+    was collected by it."""
+
+    def __init__(self, compiles: list[Member] | None = None, loads: list[Member] | None = None,
+                 tails: dict[tuple[str, int], tuple[int, bytes]] | None = None, name: str | None = None,
+                 producers: int = 0, outside: str | None = None, key: str | None = None):
+        self.compiles = [] if compiles is None else compiles
+        self.loads = [] if loads is None else loads
+        self.tails = {} if tails is None else tails
+        self.name = name
+        self.producers = producers
+        self.outside = outside
+        self.key = key
 
 
 def migration(ctx, call: Node) -> Fix | LazyFix:
@@ -283,7 +294,7 @@ TEXT_FILES = (".sh", ".bash", ".mk", ".cmake", ".c", ".cc", ".cpp", ".cxx", ".cu
 TEXT_NAMES = ("Makefile", "makefile", "GNUmakefile", "Dockerfile", "CMakeLists.txt", "Justfile")
 SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".aoti_lsp_cache",
              ".tox", ".mypy_cache", ".pytest_cache", "site-packages"}
-_SO_NAME = re.compile(rb"[\w.+-]+\.so\b")
+_SO_NAME = lazyre.compile(rb"[\w.+-]+\.so\b")
 
 
 def _named_outside_python(ctx, key: str) -> str | None:

@@ -22,7 +22,6 @@ regular files named as this tool names them. Where the root is not writable, no 
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import re
 import stat
@@ -39,8 +38,7 @@ except ImportError:  # pragma: no cover
 from aoti_lsp import __version__
 from aoti_lsp.project import plaindata
 from aoti_lsp.analysis.findings import Finding, Related, needs_edits, portable
-
-log = logging.getLogger(__name__)
+from aoti_lsp.logs import logger
 
 DIR = ".aoti_lsp_cache"
 FORMAT = 3  # 2: JSON (plaindata), no longer pickle; 3: stamps hold the inode
@@ -85,8 +83,12 @@ def _module_folders(*names: str) -> list[str]:
 
 
 def _stat_tree(h, top: str) -> None:
-    for folder, dirs, files in sorted(os.walk(top)):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+    walked = []
+    for folder, dirs, files in os.walk(top):  # pruned as it goes (sorting the walk first listed every __pycache__)
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        walked.append((folder, files))
+    for folder, files in sorted(walked):
+        rel = os.path.relpath(folder, top)  # once per folder: relpath is slow
         for name in sorted(files):
             if name.endswith((".py", ".scm", ".toml", ".json", ".so", ".pyd")):
                 path = os.path.join(folder, name)
@@ -94,7 +96,7 @@ def _stat_tree(h, top: str) -> None:
                     st = os.stat(path)
                 except OSError:
                     continue
-                h.update(f"{os.path.relpath(path, top)}\0{st.st_mtime_ns}\0{st.st_size}\0".encode())
+                h.update(f"{name if rel == os.curdir else os.path.join(rel, name)}\0{st.st_mtime_ns}\0{st.st_size}\0".encode())
 
 
 _TOOL: str | None = None
@@ -186,7 +188,7 @@ class Cache:
             blob = _read(folder, self.name)
         except OSError as exc:
             if not isinstance(exc, FileNotFoundError):
-                log.info("ignoring cache %s: %s", self.path, exc)
+                logger(__name__).info("ignoring cache %s: %s", self.path, exc)
                 self.dirty = True
             return
         finally:
@@ -194,7 +196,7 @@ class Cache:
         try:
             data = self._decode(blob)
         except Exception as exc:  # anything wrong: ignored, rebuilt, overwritten on save
-            log.info("ignoring cache %s: %s", self.path, exc)
+            logger(__name__).info("ignoring cache %s: %s", self.path, exc)
             self.dirty = True
             return
         self.entries, self.results, self.gate = data
@@ -304,7 +306,7 @@ class Cache:
             payload = plaindata.dumps({"format": FORMAT, "key": self.key, "root": self.root, "entries": entries,
                                        "results": results, "gate": self.gate})
         except (TypeError, ValueError, RecursionError) as exc:  # a summary holding something else: a bug, no cache
-            log.warning("cannot store the cache %s: %s", self.path, exc)
+            logger(__name__).warning("cannot store the cache %s: %s", self.path, exc)
             self.enabled = False
             return
         blob = MAGIC + blake2b(payload, digest_size=16).hexdigest().encode() + payload
@@ -320,7 +322,7 @@ class Cache:
             finally:
                 os.close(folder)
         except OSError as exc:  # a read-only root: run without a cache
-            log.info("cannot write cache %s: %s", self.path, exc)
+            logger(__name__).info("cannot write cache %s: %s", self.path, exc)
             self.enabled = False
 
 
@@ -350,11 +352,11 @@ def _folder(root: str, create: bool) -> int | None:
             os.close(fd)
             raise
     except OSError as exc:  # ELOOP/ENOTDIR: a symlink or a file where the folder would be
-        log.warning("not using the cache folder %s: %s (a symlink or not a folder)", path, exc.strerror)
+        logger(__name__).warning("not using the cache folder %s: %s (a symlink or not a folder)", path, exc.strerror)
         return None
     st = os.fstat(fd)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-        log.warning("not using the cache folder %s: owned by another user", path)
+        logger(__name__).warning("not using the cache folder %s: owned by another user", path)
         os.close(fd)
         return None
     return fd
@@ -468,10 +470,10 @@ def _unlink(path: str, folder: int | None = None) -> None:
 @contextmanager
 def recording():
     """The `.pt2` packages a check reads on disk: a cached result depends on them too."""
-    from aoti_lsp.analysis import pt2
+    from aoti_lsp.analysis import reads
 
-    previous, pt2._reads = pt2._reads, set()
+    previous, reads.current = reads.current, set()
     try:
-        yield pt2._reads
+        yield reads.current
     finally:
-        pt2._reads = previous
+        reads.current = previous

@@ -13,25 +13,25 @@ the trailing newline stay byte for byte.
 
 from __future__ import annotations
 
-import difflib
 import io
 import json
 import os
 import re
 import tokenize
-from dataclasses import dataclass, field
 from json.decoder import scanstring
 
+from aoti_lsp import lazyre
+from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import SourceError, decode_check
 
 SUFFIX = ".ipynb"
 MARK = "#%% aoti-lsp cell {}"
-_MARK = re.compile(r"#%% aoti-lsp cell (\d+)\r?")
+_MARK = lazyre.compile(r"#%% aoti-lsp cell (\d+)\r?")
 # cell magics whose body is Python (ruff's list, less the ones it marks as unknown)
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "debug", "prun", "python", "python3", "pypy"}
-_ASSIGNED_MAGIC = re.compile(r"[\w.\[\], ]+=\s*[%!]")
-_LINE = re.compile(r"[^\n]*\n|[^\n]+$")  # lines split at "\n" only, as cells are
-_HELP = re.compile(r"\?{1,2}[\w.]+|[\w.]+\?{1,2}")
+_ASSIGNED_MAGIC = lazyre.compile(r"[\w.\[\], ]+=\s*[%!]")
+_LINE = lazyre.compile(r"[^\n]*\n|[^\n]+$")  # lines split at "\n" only, as cells are
+_HELP = lazyre.compile(r"\?{1,2}[\w.]+|[\w.]+\?{1,2}")
 
 
 class NotebookError(SourceError):
@@ -42,12 +42,16 @@ def is_notebook(path: str | None) -> bool:
     return bool(path) and path.endswith(SUFFIX)
 
 
-@dataclass
+@record("index", "text", "masked", "magics")
 class Cell:
-    index: int  # 0-based place among all cells
-    text: str  # the source as the notebook holds it
-    masked: str = ""  # what the checks read
-    magics: dict[str, str] = field(default_factory=dict)  # placeholder line -> the IPython line
+    """`index`: 0-based place among all cells; `text`: the source as the notebook holds it;
+    `masked`: what the checks read; `magics`: placeholder line -> the IPython line."""
+
+    def __init__(self, index: int, text: str, masked: str = "", magics: dict[str, str] | None = None):
+        self.index = index
+        self.text = text
+        self.masked = masked
+        self.magics = {} if magics is None else magics
 
 
 def code_cell(index: int, text: str, language: str | None = "python") -> Cell | None:
@@ -101,11 +105,14 @@ def python_text(cells: list[Cell]) -> str:
     return "".join(f"{MARK.format(c.index + 1)}\n{c.masked}\n" for c in cells)
 
 
-@dataclass
+@record("text", "cells", "spans")
 class Notebook:
-    text: str  # the JSON as read
-    cells: list[Cell]
-    spans: dict[int, tuple[int, int]]  # cell index -> where its `source` value is in `text`
+    """`text`: the JSON as read; `spans`: cell index -> where its `source` value is in `text`."""
+
+    def __init__(self, text: str, cells: list[Cell], spans: dict[int, tuple[int, int]]):
+        self.text = text
+        self.cells = cells
+        self.spans = spans
 
     @property
     def source(self) -> bytes:
@@ -224,6 +231,8 @@ def on_disk(path: str, old: bytes, new: bytes) -> tuple[bytes, bytes]:
 
 def diff(path: str, old: bytes, new: bytes) -> str:
     """The fix as a unified diff per changed cell (as ruff shows a notebook's)."""
+    import difflib  # only here: reporters import this module for every check
+
     try:
         nb = read_notebook(path)
         changed = nb.changed(new)
@@ -318,7 +327,7 @@ def message(finding, source, from_cell: int | None = None) -> str:
 
 # -- the JSON text: where each cell's `source` value is, and its new value written alike --
 
-_WS = re.compile(r"[ \t\n\r]*")
+_WS = lazyre.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 

@@ -8,34 +8,32 @@ the workspace when it starts and again whenever one is opened, changed or saved.
 
 from __future__ import annotations
 
-import logging
 import os
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from aoti_lsp.analysis import budget
-from aoti_lsp.project import notebook
 from aoti_lsp.project.config import Config
 from aoti_lsp.analysis.engine import Context, reuse_context
+from aoti_lsp.analysis.records import record
 from aoti_lsp.rules import all_rules
 from aoti_lsp.analysis.source import Source, SourceError, decode_check
+from aoti_lsp.logs import logger
 
-log = logging.getLogger(__name__)
 
-
-def summarizers(config: Config | None = None):
-    return [r for r in all_rules() if hasattr(r, "summarize") and (config is None or config.enabled(r.code))]
+def summarizers(config: Config | None = None, rules=None):
+    """`rules`: the candidates (default: every rule)."""
+    return [r for r in (all_rules() if rules is None else rules) if hasattr(r, "summarize") and (config is None or config.enabled(r.code))]
 
 
 FACTS = "@facts"  # the summary entry of the facts layer (constants, artifact sites), beside the rules'
 SKIPPED = "@skipped"  # a summary cut by the time budget: why (the CLI reports it; it is never cached)
 
 
-def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
+def summarize(source: Source, config: Config | None = None, rules=None) -> dict[str, Any]:
     """{rule code: summary} for one file, plus the facts layer's own entry; rules whose
-    triggers are absent are skipped."""
+    triggers are absent are skipped. `rules`: the candidates (default: every rule)."""
     out: dict[str, Any] = {}
-    rules = [r for r in summarizers(config) if r.wants_summary(source, config or Config())]
+    rules = [r for r in summarizers(config, rules) if r.wants_summary(source, config or Config())]
     if not rules:
         return out
     ctx = reuse_context(source, config or Config())  # the check of this source reuses it, or it the check's
@@ -46,12 +44,12 @@ def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
                 if facts:
                     out[FACTS] = facts
             except Exception:
-                log.exception("facts summary failed for %s", source.path)
+                logger(__name__).exception("facts summary failed for %s", source.path)
             for rule in rules:
                 try:
                     value = rule.summarize(ctx)
                 except Exception:
-                    log.exception("summary of %s failed for %s", rule.code, source.path)
+                    logger(__name__).exception("summary of %s failed for %s", rule.code, source.path)
                     continue
                 if value:
                     out[rule.code] = value
@@ -59,16 +57,20 @@ def summarize(source: Source, config: Config | None = None) -> dict[str, Any]:
         source.context = None  # cut anywhere: the check starts afresh, not from half-filled caches
         if budget.armed():
             raise
-        log.warning("summary of %s: over the time budget, skipped", source.path)
+        logger(__name__).warning("summary of %s: over the time budget, skipped", source.path)
         return {SKIPPED: str(cut)}
     return out
 
 
-@dataclass
+@record("summaries", "version", "root")
 class Project:
-    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> code -> summary
-    version: int = 0  # bumps on every change: cheap staleness check for callers
-    root: str | None = None  # the project's root folder (module names of its files are relative to it)
+    """`summaries`: path -> code -> summary; `version` bumps on every change (a cheap staleness
+    check for callers); `root`: the project's root folder (its files' module names are relative to it)."""
+
+    def __init__(self, summaries: dict[str, dict[str, Any]] | None = None, version: int = 0, root: str | None = None):
+        self.summaries = {} if summaries is None else summaries
+        self.version = version
+        self.root = root
 
     def update(self, path: str, summary: dict[str, Any]) -> bool:
         """Store a file's summary; True when it changed (dependents need a re-check)."""
@@ -255,6 +257,8 @@ def _context(path: str, reader, project):
 
     data = reader(path) if reader is not None else None
     if data is None:
+        from aoti_lsp.project import notebook  # difflib, its regexes: only where another file is read
+
         data = notebook.read_program(path)
         if data is None:
             return None
@@ -266,7 +270,7 @@ def _facts_of_data(path: str, data: bytes) -> dict:
         facts = Context(Source(data, path), Config()).facts
         return {"constants": facts.constants, "tails": facts.tails}
     except Exception:
-        log.exception("reading the facts of %s failed", path)
+        logger(__name__).exception("reading the facts of %s failed", path)
         return {}
 
 
@@ -280,6 +284,7 @@ def file_stamp(path: str) -> tuple | None:
 
 
 def _read_facts(path: str) -> dict | None:
+    from aoti_lsp.project import notebook
 
     try:
         with open(path, "rb") as fh:

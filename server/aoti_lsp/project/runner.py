@@ -18,7 +18,6 @@ edits (it checks the file again and stores the result with its edits).
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import threading
 from functools import lru_cache
@@ -172,16 +171,19 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True):
         if rules is None:  # the first file that needs them
             from aoti_lsp.analysis.source import Source
             from aoti_lsp.project.project import SKIPPED, summarize, summarizers
-            from aoti_lsp.rules import all_rules
+            from aoti_lsp.rules import rules_for
 
-            rules = [r for r in all_rules() if cfg.enabled(r.code)]
-            summarise = bool(summarizers(cfg))
+            rules = True
         source = Source(data, path)
         if old is not None and old.hash == digest:
             checks, summary = old.checks, old.summary
         else:
-            checks = any(r.wants(source, cfg) for r in rules)
-            summary = summarize(source, cfg) if summarise and (checks or wanted(source, rules, cfg)) else {}
+            # only the rules this file's tokens could concern are imported (a rule's module costs ms)
+            candidates = rules_for(source, cfg)
+            enabled = [r for r in candidates if cfg.enabled(r.code)]
+            checks = any(r.wants(source, cfg) for r in enabled)
+            summary = summarize(source, cfg, candidates) if summarizers(cfg, enabled) and (
+                checks or wanted(source, enabled, cfg)) else {}
             if SKIPPED in summary:  # what other files read of it is unknown: the run is no pass
                 rows.append((path, f"{path}: {summary[SKIPPED]} (its summary for the other files)", None, False, None))
                 continue
@@ -197,16 +199,16 @@ def _check(sources, cfg, mode, project, edits=True):
     lazy fixes built when `edits`, else stubs."""
     from aoti_lsp.analysis.engine import analyze
     from aoti_lsp.analysis.findings import portable
-    from aoti_lsp.rules import all_rules
+    from aoti_lsp.rules import rules_for
 
-    rules = [r for r in all_rules() if cfg.enabled(r.code)]
     out = []
     for source in sources:
         path, data = source.path, source.data
-        if not wanted(source, rules, cfg, project):
+        candidates = rules_for(source, cfg)  # a rule whose tokens are absent would do nothing here
+        if not wanted(source, [r for r in candidates if cfg.enabled(r.code)], cfg, project):
             continue
         with cachemod.recording() as deps:
-            result = analyze(source, cfg, project=project)
+            result = analyze(source, cfg, candidates, project=project)
             broken = [f"{path}: has syntax errors: analysed as far as it parses"] if source.tree.root_node.has_error else []
         found = [portable(f, edits) for f in result.findings]
         out.append(((path, data, None, found, [*result.errors, *broken]), frozenset(deps)))
@@ -552,6 +554,8 @@ def _size(path: str) -> int:
 
 def _collect(outbox, workers, until: str):
     """Messages until every worker has sent `until`; a worker that dies or fails is an internal error."""
+    import queue  # workers only: a one-file run has none
+
     done = 0
     while done < len(workers):
         try:

@@ -43,3 +43,17 @@ def clauses(config) -> tuple | None:
     if config.options:
         return None
     return tuple(dict.fromkeys(c for table in (CHECKS, SUMMARIES) for code, c in table if config.enabled(code)))
+
+
+def codes_for(has, config) -> tuple[str, ...] | None:
+    """The codes of the rules that could check or summarise a file (`has(token)`: whether it
+    spells it; Source.has, whose answers the rules' own tests reuse), enabled or not (the engine
+    decides that per path): the others are never imported for it (rules.rules_for). None where
+    rule options apply."""
+    if config.options:
+        return None
+    return tuple(code for code, clauses in _BY_CODE if any(
+        any(map(has, a)) and (not b or any(map(has, b))) for a, b in clauses))
+
+
+_BY_CODE = tuple((code, tuple(c for table in (CHECKS, SUMMARIES) for k, c in table if k == code)) for code in CODES)

@@ -7,7 +7,6 @@ Nothing in the CLI or the LSP layer changes.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
@@ -68,6 +67,8 @@ def minimal(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def all_rules() -> tuple[Rule, ...]:
+    import pkgutil  # the scan: a check imports only its files' rules (rules_for)
+
     rules = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
@@ -80,11 +81,44 @@ def all_rules() -> tuple[Rule, ...]:
     return tuple(sorted(rules, key=lambda r: r.code))
 
 
+def rules_for(source, config) -> tuple[Rule, ...]:
+    """The rules whose trigger tokens `source` spells (triggers.py), sorted by code, each module
+    imported on first use: a file with only AOTI301's tokens imports neither the device nor the
+    jagged analysis. Once every rule is imported, all of them (their own `wants` is as cheap as
+    this test); every rule where rule options apply (the table does not hold then)."""
+    from aoti_lsp.project import triggers
+
+    if all_rules.cache_info().currsize or all(c in _BY_CODE for c in triggers.CODES):
+        return all_rules()
+    codes = triggers.codes_for(source.has, config)
+    if codes is None:
+        return all_rules()
+    return tuple(rule_by_code(c) for c in codes)
+
+
 def rule_by_code(code: str) -> Rule | None:
-    return _by_code().get(code.upper())
+    # one look-up per diagnostic made (the editor, every reporter): a dict, filled per code
+    code = code.upper()
+    found = _BY_CODE.get(code, _MISSING)
+    if found is _MISSING:
+        found = _BY_CODE[code] = _load(code)
+    return found
 
 
-@lru_cache(maxsize=None)
-def _by_code() -> dict[str, Rule]:
-    # one look-up per diagnostic made (the editor, every reporter): not a scan of every rule
-    return {r.code: r for r in all_rules()}
+_MISSING = object()
+_BY_CODE: dict[str, Rule | None] = {}
+
+
+def _load(code: str) -> Rule | None:
+    """The rule of `code`, importing only its module (aoti001.py for AOTI001); every rule's
+    module is scanned only for a code the table does not know."""
+    from aoti_lsp.project import triggers
+
+    if code in triggers.CODES:
+        try:
+            rule = getattr(importlib.import_module(f"{__name__}.{code.lower()}"), "RULE", None)
+        except ModuleNotFoundError:  # a rule whose module has another name: found by the scan
+            rule = None
+        if rule is not None and rule.code == code:
+            return rule
+    return next((r for r in all_rules() if r.code == code), None)

@@ -1,14 +1,14 @@
 import os
-import re
 
+from aoti_lsp import lazyre
 from aoti_lsp.analysis.devices import (quote, ConsistencyRule, IndexChoice, analysis, artifact_related, delete_argument,
                               related, snippet)
 from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix, Related, Severity
 from aoti_lsp.rules import Rule
 
 # what sets a compile-time device, as spelt: `device="cuda:0"`, `.cuda()`, `.to("cuda")`
-_DEVICE_ARG = re.compile(r"""device\s*=\s*(["'])([a-z]+)(:\d+)?\1""")
-_TO = re.compile(r"""to\((["'])([a-z]+)(:\d+)?\1\)""")
+_DEVICE_ARG = lazyre.compile(r"""device\s*=\s*(["'])([a-z]+)(:\d+)?\1""")
+_TO = lazyre.compile(r"""to\((["'])([a-z]+)(:\d+)?\1\)""")
 
 
 class LoadDeviceMismatch(ConsistencyRule, Rule):

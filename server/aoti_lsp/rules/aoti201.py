@@ -7,13 +7,6 @@ import re
 from functools import lru_cache
 
 from aoti_lsp.analysis.findings import Finding, Related
-from aoti_lsp.fixes.jagged import (
-    CannotFix,
-    caller_args,
-    guard_callers,
-    guard_top,
-    rewrite,
-)
 from aoti_lsp.analysis.jagged import (
     summary_owner,
     jagged_patterns,
@@ -304,6 +297,10 @@ fast = torch.compile(Pool())
         return Model(ctx, self.code).summary() or None
 
     def check(self, ctx):
+        # the fixer's module only where a finding can be made: a file summarised for the
+        # project (it exports or compiles) does not import it
+        from aoti_lsp.fixes.jagged import CannotFix, guard_callers, guard_top, rewrite
+
         model = Model(ctx, self.code)
         for target in model.targets():
             scope = model.scope(target)
@@ -364,6 +361,8 @@ fast = torch.compile(Pool())
 
 
 def _caller_guarded(flow: Flow, site: Site, call) -> bool:
+    from aoti_lsp.fixes.jagged import caller_args
+
     args = caller_args(call) or {p: text(a) for p, a in call.args.items()}
     scope = call.call
     while scope.parent is not None and scope.type not in ("function_definition", "module"):

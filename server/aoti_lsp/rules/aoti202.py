@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from aoti_lsp.analysis.findings import Finding, Related
-from aoti_lsp.fixes.jagged import CannotFix, move_guard
 from aoti_lsp.analysis.jagged import (
     SUMMARY_CODES,
     summary_owner,
@@ -165,6 +164,8 @@ torch._inductor.aoti_compile_and_package(ep, package_path="g.pt2")
         return Model(ctx, self.code).summary() or None
 
     def check(self, ctx):
+        from aoti_lsp.fixes.jagged import CannotFix, move_guard  # as AOTI201's: only where a finding can be made
+
         model = Model(ctx, self.code)
         for target in model.targets():
             exports = model.exports_of(target)

@@ -1,0 +1,27 @@
+"""tree-sitter's Python grammar, read from its package's extension module without running the
+package's __init__: that imports importlib.resources (tempfile, shutil, typing: ~3 ms of a
+one-file check) for query files the analysis never reads."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import sys
+
+
+def language():
+    """tree_sitter_python.language(): the grammar's pointer."""
+    if "tree_sitter_python" not in sys.modules:
+        try:
+            package = importlib.util.find_spec("tree_sitter_python")
+            spec = importlib.machinery.PathFinder.find_spec("tree_sitter_python._binding",
+                                                            list(package.submodule_search_locations))
+            if spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                return module.language()
+        except (ImportError, AttributeError, TypeError, OSError):
+            pass  # laid out otherwise: the package's own way
+    import tree_sitter_python
+
+    return tree_sitter_python.language()
