@@ -376,7 +376,7 @@ def startup() -> None:
 
 
 MIRRORS = Path(os.environ.get("AOTI_BENCH_MIRRORS", "/work/.mirror"))
-TREES = ("meta-recsys+generative-recommenders", "pytorch-labs+helion", "pytorch+torchrec", "pytorch+ao")  # 154, 137, 532, 633 .py files (e3nn+e3nn, 113, is not mirrored here)
+TREES = ("e3nn+e3nn", "meta-recsys+generative-recommenders", "pytorch-labs+helion", "pytorch+torchrec", "pytorch+ao")  # 113, 154, 137, 532, 633 .py files
 
 
 def real_trees() -> list[Path]:

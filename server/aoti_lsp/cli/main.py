@@ -7,6 +7,7 @@ Imports neither pygls nor torch unless `serve` is asked for.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from pathlib import Path
@@ -142,6 +143,10 @@ def _rule(argv: list[str]) -> int:
 
 
 def check(args) -> int:
+    # an analysis makes many small objects that live the whole run (facts, findings): the young
+    # generation's default threshold (700) collects them over and over, ~7% of a dense file's
+    # check (1.45 -> 1.35 s); the server does the same (lsp/server.py), as mypy does
+    gc.set_threshold(50_000, 20, 10)
     paths = args.paths or ["."]
     for flag in ("select", "extend_select", "ignore"):
         configmod.check_codes(getattr(args, flag), f"'--{flag.replace('_', '-')}'")
