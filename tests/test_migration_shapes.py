@@ -162,7 +162,7 @@ def test_many_loads_of_one_artifact_are_planned_once(monkeypatch):
     lines = ["import torch", "P = 'out/m.so'",
              "so = torch._export.aot_compile(model, (x,), options={'aot_inductor.output_path': P})"]
     for i in range(400):
-        lines += [f"def f{i}():", f"    r = torch._export.aot_load(P, 'cpu')", "    return r(x)"]
+        lines += [f"def f{i}():", "    r = torch._export.aot_load(P, 'cpu')", "    return r(x)"]
     found = analyze(Source.from_text("\n".join(lines) + "\n", "/tmp/many.py"), Config()).findings
     assert sum(f.code == "AOTI002" and f.fix is not None for f in found) == 400
     assert len(calls) == 1

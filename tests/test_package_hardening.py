@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from aoti_lsp.analysis import budget, pt2
-from aoti_lsp.triage import generated, inspect_pkg
+from aoti_lsp.triage import generated
 from aoti_lsp.cli import triage as triage_cli
 from aoti_lsp.analysis.pt2 import ModelSources
 

@@ -361,7 +361,6 @@ def _loaded_in_project(ctx, key: str) -> bool:
 def _returned_artifact(ctx, site, plan: Plan) -> Plan:
     """`so = aot_compile(model, args)`: the artifact is the return value; its loaders are the
     loads of this file whose path is that value."""
-    facts = ctx.facts
     plan.producers += 1
     if site.qualname in OLD_COMPILE:  # on the new API already: only its old loaders change
         plan.compiles.append(Member(ctx, site.call, site.qualname))

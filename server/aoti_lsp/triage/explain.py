@@ -113,7 +113,7 @@ def _follow_ons(log: str, found: list[Explanation]) -> list[Explanation]:
         wrong = SHAPE if "assert" in cause or "illegal memory" in cause else None
         return [Explanation("cuda-event", event.group(0), [Step(f"it failed {when}")] if when else [],
                             f"a CUDA error (`{cause}`) broke the context during a package run; the error itself is printed "
-                            "before this line", [f"run again with CUDA_LAUNCH_BLOCKING=1 and give the whole log to `aoti-lsp explain`"],
+                            "before this line", ["run again with CUDA_LAUNCH_BLOCKING=1 and give the whole log to `aoti-lsp explain`"],
                             wrong)]
     if phase:
         load = phase.group(1) == "create"
