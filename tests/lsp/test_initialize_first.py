@@ -87,3 +87,14 @@ async def test_initialize_and_first_diagnostics_come_before_the_workspace_index(
     print(f"initialize answered in {client.initialize_s:.2f} s; the index ended {index_s:.2f} s later")
     # an index run inside initialize would make it the longer of the two
     assert client.initialize_s < index_s, (client.initialize_s, index_s)
+
+
+def test_the_server_start_imports_no_triage_nor_fix_builder():
+    """What every editor's first squiggle waits for: importing the server. Crash-log triage (the
+    explain command), the .pt2 reader and libcst are imported by the requests that use them."""
+    import subprocess
+
+    code = ("import sys, aoti_lsp.lsp.server; print(sorted(m for m in sys.modules if m in "
+            "('aoti_lsp.triage.explain', 'aoti_lsp.analysis.pt2', 'libcst', 'zipfile')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -8,14 +8,14 @@ from dataclasses import asdict
 
 from pygls.uris import from_fs_path
 
-from aoti_lsp.triage import explain
-
 COMMAND = "aoti-lsp.explain"
 MAX_LOG = 16 * 1024 * 1024
 
 
 def run(ls, args: list) -> dict:
     """args: [{"log": str, "package": str | None, "sources": [paths]}] (or [log, package])."""
+    from aoti_lsp.triage import explain  # its tables and the .pt2 reader: not part of the server's start
+
     spec = args[0] if args and isinstance(args[0], dict) else {
         "log": args[0] if args else "", "package": args[1] if len(args) > 1 else None}
     log = spec.get("log") if isinstance(spec.get("log"), str) else ""
