@@ -159,6 +159,11 @@ def extension_log(data: Path) -> str:
     return "".join(p.read_text(encoding="utf-8") for p in sorted((data / "logs").rglob("*aoti-lsp.log")))
 
 
+def exthost_log(data: Path) -> str:
+    """The extension host's log: when each extension was activated, and by which event."""
+    return "".join(p.read_text(encoding="utf-8") for p in (data / "logs").rglob("*exthost*.log"))
+
+
 def check_first_start(result: dict, data: Path, origin: str) -> float:
     """The server of `origin` was spawned before its --version probe answered; returns (and
     prints) the seconds from "file opened" to the first squiggles."""
@@ -169,7 +174,7 @@ def check_first_start(result: dict, data: Path, origin: str) -> float:
     assert spawned is not None and probed is not None, log
     assert spawned < probed, f"the server of {origin} was spawned after its --version probe:\n{log}"
     # which came first: the workspace's *.py (workspaceContains) or the file's opening (onLanguage)
-    exthost = "".join(p.read_text(encoding="utf-8") for p in (data / "logs").rglob("*exthost*.log"))
+    exthost = exthost_log(data)
     event = re.search(r"_doActivateExtension aoti-lsp\.aoti-lsp, .*activationEvent: '([^']*)'", exthost)
     seconds = (result["times"]["squiggles"] - result["times"]["file opened"]) / 1000
     window = (result["times"]["squiggles"] - result["times"]["workbench"]) / 1000
@@ -235,7 +240,7 @@ def test_vscode_starts_with_the_workspace(code_server, workspace: Path, artifact
     result = run_driver(code_server, "bundled", workspace, artifacts, AOTI_OPEN_WHEN_RUNNING="1")
     steps = result["steps"]
     assert steps.index("server running before any file") < steps.index("file opened"), steps
-    exthost = "".join(p.read_text(encoding="utf-8") for p in (code_server["data"] / "logs").rglob("*exthost*.log"))
+    exthost = exthost_log(code_server["data"])
     assert "aoti-lsp.aoti-lsp, startup: true, activationEvent: 'workspaceContains:" in exthost, exthost
     seconds = (result["times"]["squiggles"] - result["times"]["file opened"]) / 1000
     print(f"\nfirst squiggle {seconds:.2f} s after the file opened in a window whose server was running")

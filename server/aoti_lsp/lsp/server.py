@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gc
 import logging
 import os
 import asyncio
@@ -15,7 +14,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from aoti_lsp import __version__
+from aoti_lsp import __version__, tune_gc
 from aoti_lsp.analysis import budget, incremental
 from aoti_lsp.project import notebook
 from aoti_lsp.analysis import slice as slice_mod
@@ -834,12 +833,7 @@ def serve() -> int:
     logging.basicConfig(level=level, format="aoti-lsp %(levelname)s %(message)s")
     if "AOTI_LSP_LOG" not in os.environ:
         logging.getLogger("pygls").setLevel(logging.ERROR)  # e.g. "Cancel notification for unknown message id"
-    # the server holds a big heap (trees, findings, their diagnostics) and a keystroke allocates
-    # thousands of small objects (findings moved, a compact text's analysis): at the default
-    # threshold (700) the young collections traversing them were ~60% of moving 4,000 findings;
-    # measured in-process on the dense 20k-line file, keystroke median 140-156 -> 97-118 ms CPU,
-    # worst of 20 538-623 -> 203-227 ms
-    gc.set_threshold(50_000, 20, 10)
+    tune_gc()
     server.start_io(StdinFrames(sys.stdin.buffer))
     return server.exit_code
 
