@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -17,6 +16,7 @@ import pytest
 from aoti_lsp.project import cache as cachemod
 from aoti_lsp.cli import main as cli
 from aoti_lsp.analysis import source
+from aoti_lsp.analysis.records import replace
 from aoti_lsp.project.config import Config
 from aoti_lsp.project.files import by_root, find_root, project_files
 
@@ -202,14 +202,14 @@ def _poison(folder: Path) -> None:
     app, make = c.rel("app.py"), c.rel("scripts/make_package.py")
     _, digest, fake, deps = c.results[app]
     entry = c.entries[make]
-    c.entries[make] = dataclasses.replace(entry, checks=True)
+    c.entries[make] = replace(entry, checks=True)
     c.results[make] = (entry.hash, digest, fake, deps)
     c.seen, c.dirty = set(c.entries), True
     c.save(digest)
 
 
 def _cfg(folder: Path) -> Config:
-    from dataclasses import replace
+    from aoti_lsp.analysis.records import replace
 
     from aoti_lsp.project import config as configmod
 

@@ -27,7 +27,7 @@ import os
 import posixpath
 import re
 from functools import cached_property
-from typing import Iterable
+from collections.abc import Iterable
 
 from tree_sitter import Node
 

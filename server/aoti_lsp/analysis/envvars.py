@@ -3,19 +3,20 @@ see the facts table on docs/rules/AOTI301.md). Used by AOTI301, hover and comple
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tree_sitter import Node
+
+from aoti_lsp.analysis.records import record, set_field
 
 COMPILE, RUN, IMPORT, CUDA, EACH_COMPILE = "compile", "run", "import", "cuda", "each-compile"
 
 
-@dataclass(frozen=True)
+@record("name", "phase", "read", "effect", frozen=True)
 class EnvVar:
-    name: str
-    phase: str  # when it must already be set: COMPILE / RUN / IMPORT / CUDA / EACH_COMPILE
-    read: str  # when torch reads it
-    effect: str
+    def __init__(self, name: str, phase: str, read: str, effect: str):
+        set_field(self, "name", name)
+        set_field(self, "phase", phase)  # when it must already be set: COMPILE / RUN / IMPORT / CUDA / EACH_COMPILE
+        set_field(self, "read", read)  # when torch reads it
+        set_field(self, "effect", effect)
 
 
 VARIABLES = {v.name: v for v in (

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from enum import Enum
 
+from aoti_lsp.analysis.records import record, replace, set_field
 from aoti_lsp.logs import logger
 
 # True: every fix is built when its finding is made (what the lazy ones are tested against)
@@ -35,12 +35,13 @@ class Severity(str, Enum):
     INFO = "info"
 
 
-@dataclass(frozen=True)
+@record("start", "end", "text", "path", frozen=True)
 class Edit:
-    start: int  # byte offsets into the source
-    end: int
-    text: str
-    path: str | None = None  # None: the finding's file; else another file of the project (absolute)
+    def __init__(self, start: int, end: int, text: str, path: str | None = None):
+        set_field(self, "start", start)  # byte offsets into the source
+        set_field(self, "end", end)
+        set_field(self, "text", text)
+        set_field(self, "path", path)  # None: the finding's file; else another file of the project (absolute)
 
     def overlaps(self, other: "Edit") -> bool:
         return self.start < other.end and other.start < self.end or (self.start == other.start and self.start == self.end == other.end)
@@ -62,12 +63,14 @@ def tier(applicability: Applicability | str, snippet: bool = False) -> str:
     return "unsafe, editor only" if value == Applicability.DISPLAY.value else value
 
 
-@dataclass(frozen=True)
+@record("title", "edits", "applicability", "snippet", frozen=True)
 class Fix:
-    title: str
-    edits: tuple[Edit, ...]
-    applicability: Applicability = Applicability.SAFE
-    snippet: bool = False  # edits hold LSP snippet placeholders: editor only
+    def __init__(self, title: str, edits: tuple[Edit, ...], applicability: Applicability = Applicability.SAFE,
+                 snippet: bool = False):
+        set_field(self, "title", title)
+        set_field(self, "edits", edits)
+        set_field(self, "applicability", applicability)
+        set_field(self, "snippet", snippet)  # edits hold LSP snippet placeholders: editor only
 
     @property
     def other_files(self) -> set[str]:
@@ -169,15 +172,17 @@ class LazyFix:
         return f"LazyFix({self.title!r}, {self.applicability}, built={self.built})"
 
 
-@dataclass(frozen=True)
+@record("title", "applicability", "snippet", "files", frozen=True)
 class FixStub:
     """What a worker process sends (and the cache keeps) of a lazy fix when the output does not
     need its edits: everything but them. Reading its edits is a bug of the caller."""
 
-    title: str
-    applicability: Applicability
-    snippet: bool = False
-    files: frozenset[str] = frozenset()
+    def __init__(self, title: str, applicability: Applicability, snippet: bool = False,
+                 files: frozenset[str] = frozenset()):
+        set_field(self, "title", title)
+        set_field(self, "applicability", applicability)
+        set_field(self, "snippet", snippet)
+        set_field(self, "files", files)
 
     @property
     def other_files(self) -> set[str]:
@@ -223,8 +228,6 @@ def portable(finding: Finding, edits: bool) -> Finding:
 
     if not isinstance(finding.fix, LazyFix) and not any(isinstance(a, LazyFix) for a in finding.alternatives):
         return finding
-    from dataclasses import replace
-
     return replace(finding, fix=one(finding.fix), alternatives=tuple(a for a in map(one, finding.alternatives) if a))
 
 
@@ -233,29 +236,28 @@ def needs_edits(findings) -> bool:
     return any(isinstance(f.fix, FixStub) or any(isinstance(a, FixStub) for a in f.alternatives) for f in findings)
 
 
-@dataclass(frozen=True)
+@record("start", "end", "message", "path", frozen=True)
 class Related:
-    start: int
-    end: int
-    message: str
-    path: str | None = None  # None: same file
+    def __init__(self, start: int, end: int, message: str, path: str | None = None):
+        set_field(self, "start", start)
+        set_field(self, "end", end)
+        set_field(self, "message", message)
+        set_field(self, "path", path)  # None: same file
 
 
-@dataclass
+@record("code", "message", "start", "end", "fix", "related", "severity", "deprecated", "unnecessary", "path",
+        "alternatives")
 class Finding:
-    code: str
-    message: str
-    start: int
-    end: int
-    fix: Fix | LazyFix | FixStub | None = None
-    related: list[Related] = field(default_factory=list)
-    severity: Severity = Severity.WARNING
-    deprecated: bool = False
-    unnecessary: bool = False
-    path: str = "<string>"
-    # more quick fixes for the same problem, offered by the editor after `fix`; the CLI and
-    # fix-all apply only `fix`
-    alternatives: tuple[Fix, ...] = ()
+    def __init__(self, code: str, message: str, start: int, end: int, fix: Fix | LazyFix | FixStub | None = None,
+                 related: list[Related] | None = None, severity: Severity = Severity.WARNING,
+                 deprecated: bool = False, unnecessary: bool = False, path: str = "<string>",
+                 alternatives: tuple[Fix, ...] = ()):
+        self.code, self.message, self.start, self.end, self.fix = code, message, start, end, fix
+        self.related = [] if related is None else related
+        self.severity, self.deprecated, self.unnecessary, self.path = severity, deprecated, unnecessary, path
+        # more quick fixes for the same problem, offered by the editor after `fix`; the CLI and
+        # fix-all apply only `fix`
+        self.alternatives = alternatives
 
     def sort_key(self) -> tuple:
         return (self.path, self.start, self.code)

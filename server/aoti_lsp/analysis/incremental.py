@@ -13,7 +13,6 @@ this equals a full analysis.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import re
 from bisect import bisect_left, bisect_right
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from aoti_lsp.analysis.findings import Edit, Fix, LazyFix, Related
+from aoti_lsp.analysis.records import replace
 from aoti_lsp.analysis.names import Scope, _read_statement, read_scope
 from aoti_lsp.analysis.source import parser
 
@@ -433,7 +433,7 @@ def shift_finding(f, shift: Shift, partial: bool = False):
     """`f` itself when nothing of it lies past the edit (most findings, for an edit late in the
     file); else a copy with its offsets moved. `partial` (a slice's result, slice.py): its lazy
     fixes are never built from it, so they are not moved (a move each, per keystroke, adds up).
-    Written out (no Shift.at, no generators, no dataclasses.replace): an edit early in a file of
+    Written out (no Shift.at, no generators, no records.replace): an edit early in a file of
     4,000 findings moves them all, on every keystroke."""
     end, delta = shift.old_end, shift.delta
     fix = f.fix
@@ -479,7 +479,7 @@ def shift_fix(fix, shift: Shift):
                   for e in edits)
     if type(fix) is Fix:
         return Fix(fix.title, edits, fix.applicability, fix.snippet)
-    return dataclasses.replace(fix, edits=edits)
+    return replace(fix, edits=edits)
 
 
 class Tracker:

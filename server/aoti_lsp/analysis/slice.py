@@ -41,7 +41,6 @@ is broken the result is a full analysis's again.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ from aoti_lsp.analysis import incremental
 from aoti_lsp.analysis.engine import Context, Result, analyze
 from aoti_lsp.analysis.facts import MARK_DYNAMIC, SET_DEFAULT, SET_DTYPE
 from aoti_lsp.analysis.findings import LazyFix
+from aoti_lsp.analysis.records import replace
 from aoti_lsp.analysis.source import Source
 
 FREE = incremental.WORD  # a name not after a dot (`self.runner`: not `runner`); `café` whole
@@ -994,7 +994,7 @@ class _Map:
             edits = self._places(fix.edits)
             if edits is None:
                 return None
-            fixes.append(dataclasses.replace(fix, edits=tuple(edits)))
+            fixes.append(replace(fix, edits=tuple(edits)))
         g = copy.copy(f)
         g.start, g.end, g.related, g.fix, g.alternatives = start, end, related, fixes[0], tuple(fixes[1:])
         return g
@@ -1008,7 +1008,7 @@ class _Map:
                 a, b = self.at(x.start), self.at(x.end)
                 if a is None or b is None:
                     return None
-                x = dataclasses.replace(x, start=a, end=b)
+                x = replace(x, start=a, end=b)
             out.append(x)
         return out
 

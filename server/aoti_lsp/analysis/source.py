@@ -11,7 +11,7 @@ import os
 import re
 from bisect import bisect_right
 from functools import cached_property, lru_cache
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 

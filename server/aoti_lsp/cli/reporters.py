@@ -8,26 +8,27 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 from aoti_lsp import __version__
 from aoti_lsp.project import notebook
 from aoti_lsp.analysis.findings import Severity, severity_of, tier
+from aoti_lsp.analysis.records import record, set_field
 from aoti_lsp.fixes.fixer import applicable
 from aoti_lsp.analysis.positions import UTF32, LineIndex
 from aoti_lsp.analysis.source import absolute
 from aoti_lsp.rules import rule_by_code
 
 
-@dataclass(frozen=True)
+@record("path", "row", "column", "message", frozen=True)
 class Note:
     """Something about a file that is not a finding (a syntax error): ruff's E999 visibility."""
 
-    path: str
-    row: int | None  # 1-based, None: the whole file
-    column: int | None
-    message: str
+    def __init__(self, path: str, row: int | None, column: int | None, message: str):
+        set_field(self, "path", path)
+        set_field(self, "row", row)  # 1-based, None: the whole file
+        set_field(self, "column", column)
+        set_field(self, "message", message)
 
 
 def _loc(source, offset: int) -> dict:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import os
@@ -34,6 +33,7 @@ from aoti_lsp.lsp.refresh import Sent
 from aoti_lsp.lsp import guards, notebooks
 from aoti_lsp.lsp.protocol import LOST_CHANGE, StdinFrames
 from aoti_lsp.analysis.positions import LineIndex
+from aoti_lsp.analysis.records import replace
 from aoti_lsp.project.project import Project, file_stamp, summarize, summarizers
 from aoti_lsp.fixes.project_fix import fix_project
 from aoti_lsp.rules import all_rules
@@ -380,7 +380,7 @@ class AotiServer(LanguageServer):
 def _plain(cfg: configmod.Config) -> configmod.Config:
     """A config as a summary depends on it: the root relative patterns match from aside (the
     workspace index roots its config; a document's is found from the file)."""
-    return dataclasses.replace(cfg, root=".")
+    return replace(cfg, root=".")
 
 
 def _made_of(data: bytes, cfg: configmod.Config) -> tuple:

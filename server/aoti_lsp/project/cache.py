@@ -21,14 +21,12 @@ regular files named as this tool names them. Where the root is not writable, no 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import stat
 import sys
 import time
 from contextlib import contextmanager
-from typing import Any
 
 try:  # hashlib loads OpenSSL first (3-10 ms of a ~80 ms run); blake2b is built into CPython
     from _blake2 import blake2b
@@ -37,6 +35,7 @@ except ImportError:  # pragma: no cover
 
 from aoti_lsp import __version__
 from aoti_lsp.project import plaindata
+from aoti_lsp.analysis.records import record, replace
 from aoti_lsp.analysis.findings import Finding, Related, needs_edits, portable
 from aoti_lsp.logs import logger
 
@@ -114,7 +113,7 @@ def key_of(config) -> str:
     return blake2b(f"{tool_key()}|{config!r}".encode(), digest_size=12).hexdigest()
 
 
-def fingerprint(value: Any) -> str:
+def fingerprint(value) -> str:
     """A stable digest of a summary (sets sorted: their order changes from one process to the next)."""
     return blake2b(repr(_canon(value)).encode(), digest_size=16).hexdigest()
 
@@ -126,19 +125,21 @@ def _canon(v):
         return ("s", tuple(sorted(repr(_canon(x)) for x in v)))
     if isinstance(v, (list, tuple)):
         return (type(v).__name__, tuple(_canon(x) for x in v))
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return (type(v).__qualname__, tuple((f.name, _canon(getattr(v, f.name))) for f in dataclasses.fields(v)))
+    fields = getattr(type(v), "__match_args__", None)  # a record (or a dataclass): by its fields
+    if fields is not None and not isinstance(v, type):
+        return (type(v).__qualname__, tuple((f, _canon(getattr(v, f))) for f in fields))
     return repr(v)
 
 
 @plaindata.allow
-@dataclasses.dataclass
+@record("stamp", "hash", "checks", "summary", "fingerprint")
 class Entry:
-    stamp: tuple[int, int, int] | None  # (mtime_ns, size, inode) the hash was taken at; None: re-hash next time
-    hash: str
-    checks: bool  # would any rule check this file (before cross-file facts are known)
-    summary: dict
-    fingerprint: str
+    def __init__(self, stamp: tuple[int, int, int] | None, hash: str, checks: bool, summary: dict, fingerprint: str):
+        self.stamp = stamp  # (mtime_ns, size, inode) the hash was taken at; None: re-hash next time
+        self.hash = hash
+        self.checks = checks  # would any rule check this file (before cross-file facts are known)
+        self.summary = summary
+        self.fingerprint = fingerprint
 
 
 def _valid_gate(g) -> tuple | None:
@@ -278,8 +279,8 @@ class Cache:
             return None
         if any(_stamp(p) != s for p, s in cached[3]):
             return None  # a .pt2 package it read changed
-        return [dataclasses.replace(f, path=path, related=[
-            r if r.path is None else dataclasses.replace(r, path=spell(r.path)) for r in f.related]) for f in cached[2]]
+        return [replace(f, path=path, related=[
+            r if r.path is None else replace(r, path=spell(r.path)) for r in f.related]) for f in cached[2]]
 
     def store_result(self, path: str, digest: str, findings: list, deps: set[str], edits: bool = True) -> None:
         """`edits`: lazy fixes stored built (else as stubs, unless built already)."""
@@ -288,8 +289,8 @@ class Cache:
         if entry is None:
             return
         # paths absolute in the cache; spelt again as the next run names its files
-        stored = [dataclasses.replace(portable(f, edits), path=rel, related=[
-            r if r.path is None else dataclasses.replace(r, path=fast_abspath(r.path)) for r in f.related]) for f in findings]
+        stored = [replace(portable(f, edits), path=rel, related=[
+            r if r.path is None else replace(r, path=fast_abspath(r.path)) for r in f.related]) for f in findings]
         self.results[rel] = (entry.hash, digest, stored, tuple(sorted((p, _stamp(p)) for p in deps)))
         self.dirty = True
 

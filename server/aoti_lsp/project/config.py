@@ -12,9 +12,10 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+
+from aoti_lsp.analysis.records import record, replace, set_field
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
@@ -26,15 +27,20 @@ class ConfigError(Exception):
     pass
 
 
-@dataclass(frozen=True)
+@record("select", "ignore", "per_file_ignores", "exclude", "options", "root", "source", frozen=True,
+        compare=("select", "ignore", "per_file_ignores", "exclude", "root", "source"))
 class Config:
-    select: tuple[str, ...] = ("ALL",)
-    ignore: tuple[str, ...] = ()
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
-    options: dict = field(default_factory=dict, hash=False, compare=False)
-    root: str = "."  # folder that relative patterns are matched from
-    source: str | None = None  # the pyproject.toml it came from
+    def __init__(self, select: tuple[str, ...] = ("ALL",), ignore: tuple[str, ...] = (),
+                 per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = (),
+                 exclude: tuple[str, ...] = DEFAULT_EXCLUDE, options: dict | None = None, root: str = ".",
+                 source: str | None = None):
+        set_field(self, "select", select)
+        set_field(self, "ignore", ignore)
+        set_field(self, "per_file_ignores", per_file_ignores)
+        set_field(self, "exclude", exclude)
+        set_field(self, "options", {} if options is None else options)  # neither compared nor hashed
+        set_field(self, "root", root)  # folder that relative patterns are matched from
+        set_field(self, "source", source)  # the pyproject.toml it came from
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         def hit(prefixes):

@@ -7,15 +7,34 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import subprocess
-from dataclasses import replace
 
+from aoti_lsp.analysis.records import replace
 from aoti_lsp.project.config import Config
 
 PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks: notebook.py
 
 
+def _in_work_tree(folder: str) -> bool:
+    """Whether git could call `folder` part of a work tree: a `.git` at or above it, or git's own
+    variables set. A tree outside git (an unpacked archive, a CI export) then starts no process
+    (~5 ms: the subprocess module and a failing `git`)."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return True
+    here = os.path.realpath(folder)  # as git finds it: from the physical folder
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return True
+        up = os.path.dirname(here)
+        if up == here:
+            return False
+        here = up
+
+
 def _git_files(folder: str) -> list[str] | None:
+    if not _in_work_tree(folder):
+        return None
+    import subprocess
+
     try:
         out = subprocess.run(
             ["git", "-C", folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],

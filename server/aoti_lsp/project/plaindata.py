@@ -5,7 +5,6 @@ Lone surrogates (a string literal holding `\\ud800`) survive: json escapes them.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from enum import Enum
 
@@ -30,7 +29,7 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 def _fields(cls: type) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+        names = _FIELDS[cls] = cls.__match_args__  # a record's fields, in its __init__'s order
     return names
 
 

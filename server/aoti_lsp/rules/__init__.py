@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import importlib
 from functools import lru_cache
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from collections.abc import Iterable
 
 from aoti_lsp.analysis.findings import Finding, Severity
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (~3 ms of a hook run)
 if TYPE_CHECKING:
+    from typing import ClassVar
+
     from aoti_lsp.analysis.context import Context
 
 DOCS_URL = "https://github.com/aoti-lsp/aoti-lsp/blob/main/docs/rules/{code}.md"

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tree_sitter import Node
 
 from aoti_lsp.analysis.envvars import COMPILE, CUDA, IMPORT, RUN, VARIABLES, string_value
 from aoti_lsp.analysis.findings import Finding, Related
+from aoti_lsp.analysis.records import record
 from aoti_lsp.rules import Rule
 from aoti_lsp.analysis.source import descendants
 
@@ -21,11 +20,12 @@ CHECKED = ("TORCHINDUCTOR_NAN_ASSERTS", "AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_P
            "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING")
 
 
-@dataclass
+@record("node", "what", "is_import")
 class Event:
-    node: Node
-    what: str  # "the compile", "`import torch._inductor`", ...
-    is_import: bool = False
+    def __init__(self, node: Node, what: str, is_import: bool = False):
+        self.node = node
+        self.what = what  # "the compile", "`import torch._inductor`", ...
+        self.is_import = is_import
 
 
 def _scope(node: Node) -> int | None:
