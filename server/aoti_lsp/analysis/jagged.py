@@ -49,6 +49,22 @@ SUMMARY_CODES = ("AOTI201", "AOTI202")  # both rules read one summary, stored by
 def summary_owner(config) -> str | None:
     return next((c for c in SUMMARY_CODES if config is None or config.enabled(c)), None)
 
+
+def scope_names(project) -> tuple[frozenset[str], bool]:
+    """What other files' summaries can put a file's forward in AOTI201/202's scope (Model.scope),
+    read without a parse: the class names they export or AOT-compile (a class of the file must
+    be named so), and whether one AOT-compiles programs it cannot name (any forward may be in them)."""
+    def build():
+        names, unknown = set(), False
+        for code in SUMMARY_CODES:
+            for summary in project.of(code).values():
+                if isinstance(summary, dict):
+                    names.update(e[0].rsplit(".", 1)[-1] for e in summary.get("exports", ()))
+                    names.update(k.rsplit(".", 1)[-1] for k, _ in summary.get("aoti", ()))
+                    unknown = unknown or bool(summary.get("aoti_unknown"))
+        return frozenset(names), unknown
+    return project.memo("jagged scope names", build)
+
 _T = tables.section("jagged")
 EXPORTERS, PACKAGERS = frozenset(_T["exporters"]), frozenset(_T["packagers"])
 LOADERS, COMPILERS = frozenset(_T["loaders"]), frozenset(_T["compilers"])

@@ -15,6 +15,7 @@ from aoti_lsp.analysis.jagged import (
     Model,
     Site,
     known_nonempty,
+    scope_names,
     text,
 )
 from aoti_lsp.rules import Rule
@@ -285,6 +286,16 @@ fast = torch.compile(Pool())
         patterns = jagged_patterns(config)
         return _jagged_param(patterns, any_def).search(source.data) is not None or \
             _jagged_taken(patterns).search(source.data) is not None
+
+    def relevant(self, source, project):
+        """Model.scope's reasons, read without a parse: the file spells an export, an AOT compile
+        or a package load (every spelling that resolves to one holds `export` or `aot`), or
+        defines a class another file exports or AOT-compiles, or another file AOT-compiles
+        programs it cannot name. Without one, no forward of it is in scope: it is not parsed."""
+        if project is None or source.has("export") or source.has("aot"):
+            return True
+        names, unknown = scope_names(project)
+        return unknown or any(source.has(f"class {n}") for n in names)
 
     def triggers_for(self, config):
         # a pattern's literal part must be spelt somewhere; "*" alone matches anything
