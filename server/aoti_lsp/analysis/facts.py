@@ -11,7 +11,6 @@ the same key in another.
 
 from __future__ import annotations
 
-import ast
 import os
 import posixpath
 from bisect import bisect_left
@@ -116,6 +115,8 @@ def string_value(node: Node | None) -> str | None:
     plain = _plain_body(node, start)
     if plain is not None:
         return plain
+    import ast  # a string with escapes only (~2 ms to import: most runs never need it)
+
     try:
         value = ast.literal_eval(node.text.decode())
     except (ValueError, SyntaxError):

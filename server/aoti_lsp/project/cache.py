@@ -40,7 +40,7 @@ from aoti_lsp.analysis.findings import Finding, Related, needs_edits, portable
 from aoti_lsp.logs import logger
 
 DIR = ".aoti_lsp_cache"
-FORMAT = 3  # 2: JSON (plaindata), no longer pickle; 3: stamps hold the inode
+FORMAT = 4  # 2: JSON (plaindata), no longer pickle; 3: stamps hold the inode; 4: entries hold `reach`
 MAGIC = b"AOTI-LSP-CACHE\n"
 RACY_NS = 2_000_000_000  # a file changed this close to the run may change again unseen: re-hash it
 KEEP = 8  # cache files kept per root (one per tool build and configuration); older ones are removed
@@ -132,14 +132,16 @@ def _canon(v):
 
 
 @plaindata.allow
-@record("stamp", "hash", "checks", "summary", "fingerprint")
+@record("stamp", "hash", "checks", "summary", "fingerprint", "reach")
 class Entry:
-    def __init__(self, stamp: tuple[int, int, int] | None, hash: str, checks: bool, summary: dict, fingerprint: str):
+    def __init__(self, stamp: tuple[int, int, int] | None, hash: str, checks: bool, summary: dict, fingerprint: str,
+                 reach: bool = True):
         self.stamp = stamp  # (mtime_ns, size, inode) the hash was taken at; None: re-hash next time
         self.hash = hash
         self.checks = checks  # would any rule check this file (before cross-file facts are known)
         self.summary = summary
         self.fingerprint = fingerprint
+        self.reach = reach  # a rule looks at it and it spells an export, AOT compile or load (runner.REACH)
 
 
 def _valid_gate(g) -> tuple | None:
@@ -152,7 +154,7 @@ def _valid_gate(g) -> tuple | None:
 
 def _valid_entry(e) -> bool:
     return (isinstance(e, Entry) and isinstance(e.hash, str) and isinstance(e.checks, bool)
-            and isinstance(e.summary, dict) and isinstance(e.fingerprint, str)
+            and isinstance(e.summary, dict) and isinstance(e.fingerprint, str) and isinstance(e.reach, bool)
             and (e.stamp is None or (isinstance(e.stamp, tuple) and len(e.stamp) == 3
                                      and all(isinstance(x, int) for x in e.stamp))))
 
@@ -245,13 +247,14 @@ class Cache:
         self.seen.add(rel)
         return entry
 
-    def store(self, path: str, stamp: tuple[int, int, int] | None, hash_: str, checks: bool, summary: dict) -> Entry:
+    def store(self, path: str, stamp: tuple[int, int, int] | None, hash_: str, checks: bool, summary: dict,
+              reach: bool = True) -> Entry:
         if stamp is not None and stamp[0] >= self.started - RACY_NS:
             stamp = None  # racy: the same (mtime, size) could still hide an edit
         rel = self.rel(path)
         old = self.entries.get(rel)
         fp = old.fingerprint if old is not None and old.hash == hash_ and old.summary == summary else fingerprint(summary)
-        entry = Entry(stamp, hash_, checks, summary, fp)
+        entry = Entry(stamp, hash_, checks, summary, fp, reach)
         if old != entry:
             self.entries[rel] = entry
             self.dirty = True

@@ -35,6 +35,12 @@ PARALLEL_MIN = 64  # below this many files, starting processes costs more than i
 # two; e3nn 0.6 MB 121-186 vs 153-212 ms; ao 7 MB 486 vs 394 ms; torchrec 6.6 MB 599 vs 534 ms.
 PARALLEL_BYTES = 4 << 20
 CHUNK = 48  # files per pass-1 task: small enough to balance, large enough to be cheap to send
+# What puts code within an AOTI package's reach: every spelling of an export, an AOT compile or a
+# package load holds one (torch.export.export, torch._export.aot_load, aoti_compile_and_package,
+# load_package, and the imports of each). A project where no file a rule looks at spells one has
+# no artifact and nothing in AOTI201/202's scope (jagged.Model.scope): their work is skipped there.
+REACH = (b"export", b"aot", b"load_package")
+JAGGED = frozenset({"AOTI201", "AOTI202"})
 
 
 def read(path: str) -> tuple[bytes, str | None]:
@@ -145,13 +151,15 @@ def _encoded(clauses) -> tuple:
     return entry, tuple((tuple(t.encode() for t in a), tuple(t.encode() for t in b)) for a, b in clauses)
 
 
-def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True):
+def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True, defer=None):
     """Pass 1 over some files: (kept sources by path, rows (path, error, summary, parsed, facts)).
-    facts = (stamp, content hash, would a rule check it), for the cache. Only files in `checked`
-    (all when None) are kept for pass 2. `prior`: cache entries by path; a file whose content
-    hash is the cached one (touched, not changed) is not summarised again. `clauses`: the
+    facts = (stamp, content hash, would a rule check it, reach), for the cache. Only files in
+    `checked` (all when None) are kept for pass 2. `prior`: cache entries by path; a file whose
+    content hash is the cached one (touched, not changed) is not summarised again. `clauses`: the
     `gate` (computed here when not given); a file without them is never parsed. `hashed`: the
-    content hash is taken (for the cache; without one, "")."""
+    content hash is taken (for the cache; without one, ""). `defer`: a list that gets, unread
+    by any rule and without a row, the files only AOTI201/202 look at that spell nothing of
+    REACH: they matter only if some file does (`_run` scans them then)."""
     clauses = gate(cfg) if clauses is None else clauses
     rules = None
     kept, rows = {}, []
@@ -163,10 +171,14 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True):
         digest = cachemod.content_hash(data) if hashed else ""
         old = (prior or {}).get(path)
         if old is not None and old.hash == digest and not (old.checks and (checked is None or path in checked)):
-            rows.append((path, None, old.summary, False, (stamp, digest, old.checks)))  # touched, not changed
+            rows.append((path, None, old.summary, False, (stamp, digest, old.checks, old.reach)))  # touched, not changed
             continue
         if (old is None or old.hash != digest) and not passes(clauses, data):
-            rows.append((path, None, {}, False, (stamp, digest, False)))
+            rows.append((path, None, {}, False, (stamp, digest, False, False)))
+            continue
+        reach = any(t in data for t in REACH)
+        if defer is not None and not reach and _jagged_only(data, cfg):
+            defer.append(path)
             continue
         if rules is None:  # the first file that needs them
             from aoti_lsp.analysis.source import Source
@@ -189,8 +201,16 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True):
                 continue
         if checks and (checked is None or path in checked):
             kept[path] = source
-        rows.append((path, None, summary, source.parsed, (stamp, digest, checks)))
+        rows.append((path, None, summary, source.parsed, (stamp, digest, checks, reach)))
     return kept, rows
+
+
+def _jagged_only(data: bytes, cfg) -> bool:
+    """Whether only AOTI201/202 would check or summarise a file (its tokens; triggers.py)."""
+    from aoti_lsp.project import triggers
+
+    codes = triggers.codes_for(lambda t: t.encode() in data, cfg)
+    return bool(codes) and JAGGED.issuperset(codes)
 
 
 def _check(sources, cfg, mode, project, edits=True):
@@ -285,8 +305,13 @@ def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
         return index.finish([], [], []), index
     auto, jobs = jobs is None, jobs or os.cpu_count() or 1
     if work < PARALLEL_MIN or jobs < 2 or (auto and not _at_least(index.misses or index.to_check(), PARALLEL_BYTES)):
-        kept, rows = (_scan(index.misses, cfg, index.checked, index.prior, index.gate(), cache is not None)
+        deferred: list[str] = []
+        kept, rows = (_scan(index.misses, cfg, index.checked, index.prior, index.gate(), cache is not None, deferred)
                       if index.misses else ({}, []))
+        if deferred and index.reached(rows):  # some file spells an export or a load: they matter after all
+            more, rows2 = _scan(deferred, cfg, index.checked, index.prior, index.gate(), cache is not None)
+            kept.update(more)
+            rows += rows2
         index.scanned(rows)
         todo = index.to_check()
         if not todo:  # nothing to check (a changed file without AOTI code): no project built
@@ -389,6 +414,7 @@ class _Index:
         listed = set(self.scan)
         self.scan += [p for p in paths if p not in listed]
         self.known: dict[str, dict] = {}  # path -> summary, from the cache
+        self.reach = False  # a cached file within reach (REACH)
         self.checks: set[str] = set()  # files a rule would check (pre-project gate)
         self.misses: list[str] = []
         self.prior = {}  # path -> cache entry whose stamp no longer matches (its content may)
@@ -401,6 +427,7 @@ class _Index:
                     self.prior[path] = old
                 continue
             self.known[path] = entry.summary
+            self.reach = self.reach or entry.reach
             if entry.checks:
                 self.checks.add(path)
         self.cached: dict[str, list] = {}  # path -> findings, from the cache
@@ -410,6 +437,11 @@ class _Index:
 
     def gate(self) -> tuple:
         return _cached_gate(self.cfg, self.cache)
+
+    def reached(self, rows) -> bool:
+        """Whether a file of the project is within an AOTI package's reach (REACH): a cached one,
+        or one of `rows` (pass 1's)."""
+        return self.reach or any(err is None and facts[3] for _, err, _, _, facts in rows)
 
     def project(self):
         """The project as the cache knows it (built on first use: a warm run needs none)."""
@@ -433,7 +465,7 @@ class _Index:
             if facts[2]:
                 self.checks.add(path)
             if self.cache is not None:
-                self.cache.store(path, facts[0], facts[1], facts[2], summary)
+                self.cache.store(path, facts[0], facts[1], facts[2], summary, facts[3])
 
     def to_check(self) -> list[str]:
         """Files to check in pass 2; those with a valid cached result are served from it."""
@@ -523,7 +555,7 @@ def index(paths: list[str], cfg, cache: "cachemod.Cache | None" = None):
             if err is not None:
                 continue
             if cache is not None:
-                cache.store(path, facts[0], facts[1], facts[2], summary)
+                cache.store(path, facts[0], facts[1], facts[2], summary, facts[3])
         else:
             summary = entry.summary
         yield path, summary
