@@ -176,8 +176,8 @@ def check_first_start(result: dict, data: Path, origin: str) -> float:
     # which came first: the workspace's *.py (workspaceContains) or the file's opening (onLanguage)
     exthost = exthost_log(data)
     event = re.search(r"_doActivateExtension aoti-lsp\.aoti-lsp, .*activationEvent: '([^']*)'", exthost)
-    seconds = (result["times"]["squiggles"] - result["times"]["file opened"]) / 1000
-    window = (result["times"]["squiggles"] - result["times"]["workbench"]) / 1000
+    seconds = (result["times"]["first squiggle"] - result["times"]["file opened"]) / 1000
+    window = (result["times"]["first squiggle"] - result["times"]["workbench"]) / 1000
     started = [line for line in lines if "initialize answered in" in line][:1]
     print(f"\nfirst squiggle {seconds:.2f} s after the file opened (goal {FIRST_SQUIGGLE_GOAL_S} s; {origin}), "
           f"{window:.2f} s after the window, activated by {event and event.group(1)}; "
@@ -242,7 +242,7 @@ def test_vscode_starts_with_the_workspace(code_server, workspace: Path, artifact
     assert steps.index("server running before any file") < steps.index("file opened"), steps
     exthost = exthost_log(code_server["data"])
     assert "aoti-lsp.aoti-lsp, startup: true, activationEvent: 'workspaceContains:" in exthost, exthost
-    seconds = (result["times"]["squiggles"] - result["times"]["file opened"]) / 1000
+    seconds = (result["times"]["first squiggle"] - result["times"]["file opened"]) / 1000
     print(f"\nfirst squiggle {seconds:.2f} s after the file opened in a window whose server was running")
     assert result["status"].endswith("aoti-lsp: 4"), result["status"]
     assert seconds < FIRST_SQUIGGLE_GOAL_S, f"first squiggle {seconds:.2f} s after the file opened"
