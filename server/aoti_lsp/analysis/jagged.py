@@ -18,10 +18,10 @@ are followed across calls (`Model.complete_params`). Everything unsure stays sil
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Iterable, Iterator
 from functools import cached_property, lru_cache
-from pathlib import PurePath
 
 from tree_sitter import Node
 
@@ -1118,8 +1118,10 @@ def _same_module(qual: str | None, key: str, path: str) -> bool:
         return False
     if len(parts) == 1:
         return True
-    p = PurePath(path)
-    stem = p.parent.name if p.stem == "__init__" else p.stem
+    folder, name = os.path.split(path)
+    stem = os.path.splitext(name)[0]
+    if stem == "__init__":
+        stem = os.path.basename(folder)
     return parts[-2] == stem
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from aoti_lsp import __version__, tune_gc
 from aoti_lsp.project import config as configmod
@@ -148,7 +147,7 @@ def check(args) -> int:
         configmod.check_codes(getattr(args, flag), f"'--{flag.replace('_', '-')}'")
 
     def config_for(start: str):
-        cfg = configmod.parse(Path(args.config)) if args.config else configmod.load(start)
+        cfg = configmod.parse(args.config) if args.config else configmod.load(start)
         return cfg.with_overrides(select=args.select, ignore=args.ignore, extend_select=args.extend_select, exclude=args.exclude)
 
     mode = ("diff" if args.diff else "fix" if args.fix else "check", args.unsafe_fixes)

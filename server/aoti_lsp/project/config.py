@@ -13,7 +13,6 @@ import os
 import re
 import sys
 from functools import lru_cache
-from pathlib import Path
 
 from aoti_lsp.analysis.records import record, replace, set_field
 
@@ -105,29 +104,33 @@ def _match(rel: str, pattern: str) -> bool:
 _cache: dict[str, tuple[float, Config]] = {}
 
 
-def _resolved(start: str) -> Path:
-    """Path.resolve without its RuntimeError on a symlink loop (3.11): a loop stays as it is."""
-    return Path(os.path.realpath(start))
+def _resolved(start: str) -> str:
+    """The real path (os.path: pathlib costs ~3 ms to import on every check); a symlink loop
+    stays as it is, without Path.resolve's RuntimeError (3.11)."""
+    return os.path.realpath(start)
 
 
-def find_pyproject(start: str) -> Path | None:
+def find_pyproject(start: str) -> str | None:
     here = _resolved(start)
-    if here.is_file():
-        here = here.parent
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
+    if os.path.isfile(here):
+        here = os.path.dirname(here)
+    while True:
+        candidate = os.path.join(here, "pyproject.toml")
+        if os.path.isfile(candidate):
             return candidate
-    return None
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
 
 
 def load(start: str = ".") -> Config:
     """The config of the nearest pyproject.toml at or above `start` (defaults without one)."""
     path = find_pyproject(start)
     if path is None:
-        return Config(root=str(_resolved(start) if Path(start).is_dir() else _resolved(start).parent))
-    key = str(path)
-    mtime = path.stat().st_mtime
+        return Config(root=_resolved(start) if os.path.isdir(start) else os.path.dirname(_resolved(start)))
+    key = path
+    mtime = os.stat(path).st_mtime
     cached = _cache.get(key)
     if cached and cached[0] == mtime:
         return cached[1]
@@ -140,9 +143,12 @@ def _squash(name: str) -> str:
     return re.sub(r"[-_. ]", "", str(name)).lower()
 
 
-def parse(path: Path) -> Config:
+def parse(path) -> Config:
+    """`path`: a str or os.PathLike."""
+    path = os.fspath(path)
     try:
-        text = path.read_text("utf-8")
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
     # a pyproject.toml that never spells "aoti" holds no table of ours (nor a near miss): not
@@ -157,13 +163,13 @@ def parse(path: Path) -> Config:
         per_file_ignores=tuple((k, tuple(c.upper() for c in v)) for k, v in pfi.items()),
         exclude=tuple(exclude) if exclude is not None else DEFAULT_EXCLUDE,
         options=table.get("options", {}),
-        root=str(path.parent),
-        source=str(path),
+        root=os.path.dirname(path),
+        source=path,
     )
     return cfg.with_overrides(extend_select=table.get("extend-select"), exclude=table.get("extend-exclude"))
 
 
-def _table(path: Path, text: str) -> dict:
+def _table(path: str, text: str) -> dict:
     """[tool.aoti-lsp] of a pyproject.toml's text."""
     if sys.version_info >= (3, 11):
         import tomllib
@@ -254,7 +260,7 @@ OPTIONS = {
 }
 
 
-def validate(table: dict, schema: dict, prefix: str, path: Path | None) -> None:
+def validate(table: dict, schema: dict, prefix: str, path: str | None) -> None:
     where = f"{path}: " if path is not None else ""
     unknown = sorted(set(table) - set(schema))
     if unknown:
