@@ -107,3 +107,18 @@ def test_a_package_load_alone_is_within_reach(tmp_path):
     assert deferred == paths[:2]  # only the jagged rules look at them
     reach = {Path(path).name: facts[3] for path, err, _, _, facts in rows}
     assert reach == {"serve.py": True, "m0.py": False}, reach
+
+
+def test_what_spells_reach():
+    """Every spelling of an export, AOT compile or package load is within reach; TorchScript's
+    `@torch.jit.export`, the ONNX exporter and the profiler's export_chrome_trace are not."""
+    from aoti_lsp.project.runner import in_reach
+
+    within = ["ep = torch.export.export(m, args)", "from torch.export import export as ex",
+              "import torch.export", "so = torch._export.aot_compile(m, args)", "from torch import export",
+              "torch._inductor.aoti_compile_and_package(ep)", "from torch._inductor.package import load_package",
+              "@torch.jit.export\ndef f(self): pass\nep = export(m, args)"]
+    outside = ["@torch.jit.export\ndef f(self): pass", "torch.onnx.export(m, args, 'm.onnx')",
+               "prof.export_chrome_trace('t.json')", "def forward(self, x):\n    return x"]
+    assert [s for s in within if not in_reach(s.encode())] == []
+    assert [s for s in outside if in_reach(s.encode())] == []

@@ -8,7 +8,6 @@ so an edited pyproject.toml is picked up (Fixit's LSP never noticed).
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import re
 import sys
@@ -286,4 +285,6 @@ def _shown(value) -> str:
 
 
 def _quoted(key: str) -> str:
+    import json  # a message's odd key only
+
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)

@@ -5,7 +5,6 @@ Lone surrogates (a string literal holding `\\ud800`) survive: json escapes them.
 
 from __future__ import annotations
 
-import json
 from enum import Enum
 
 from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix, FixStub, Related, Severity
@@ -85,10 +84,14 @@ def _dec(v):
 
 
 def dumps(value) -> bytes:
+    import json  # here: a run without the cache never needs it
+
     return json.dumps(_enc(value), separators=(",", ":")).encode("ascii")
 
 
 def loads(blob: bytes):
     """Raises on anything that is not what `dumps` writes (ValueError, KeyError, TypeError,
     RecursionError): the caller treats every exception as "no cache"."""
+    import json
+
     return _dec(json.loads(blob))

@@ -18,10 +18,9 @@ edits (it checks the file again and stores the result with its edits).
 from __future__ import annotations
 
 import os
-import signal
-import threading
 from functools import lru_cache
 
+from aoti_lsp import lazyre
 from aoti_lsp.project import cache as cachemod
 from aoti_lsp.project import files
 from aoti_lsp.analysis import budget
@@ -39,7 +38,10 @@ CHUNK = 48  # files per pass-1 task: small enough to balance, large enough to be
 # package load holds one (torch.export.export, torch._export.aot_load, aoti_compile_and_package,
 # load_package, and the imports of each). A project where no file a rule looks at spells one has
 # no artifact and nothing in AOTI201/202's scope (jagged.Model.scope): their work is skipped there.
+# `export` does not count as an attribute of torch.jit or torch.onnx (TorchScript's decorator,
+# the ONNX exporter) nor in the profiler's export_chrome_trace: none of them is AOTI.
 REACH = (b"export", b"aot", b"load_package")
+_EXPORT = lazyre.compile(rb"(?<!jit\.)(?<!onnx\.)export(?!_chrome_trace)")
 JAGGED = frozenset({"AOTI201", "AOTI202"})
 
 
@@ -176,7 +178,7 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True, defer
         if (old is None or old.hash != digest) and not passes(clauses, data):
             rows.append((path, None, {}, False, (stamp, digest, False, False)))
             continue
-        reach = any(t in data for t in REACH)
+        reach = in_reach(data)
         if defer is not None and not reach and _jagged_only(data, cfg):
             defer.append(path)
             continue
@@ -205,12 +207,28 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True, defer
     return kept, rows
 
 
+def in_reach(data: bytes) -> bool:
+    """Whether a file's text spells REACH (`export` not as jit's, onnx's or export_chrome_trace)."""
+    if b"aot" in data or b"load_package" in data:
+        return True
+    return b"export" in data and _EXPORT.search(data) is not None
+
+
 def _jagged_only(data: bytes, cfg) -> bool:
-    """Whether only AOTI201/202 would check or summarise a file (its tokens; triggers.py)."""
+    """Whether only AOTI201/202 would check or summarise a file that passed the gate: no other
+    rule's clause holds (triggers.py; not known under rule options)."""
+    if cfg.options:
+        return False
+    return not any(any(t in data for t in a) and (not b or any(t in data for t in b)) for a, b in _others())
+
+
+@lru_cache(maxsize=1)
+def _others() -> tuple:
+    """The clauses of every rule but AOTI201/202, as bytes (triggers.py)."""
     from aoti_lsp.project import triggers
 
-    codes = triggers.codes_for(lambda t: t.encode() in data, cfg)
-    return bool(codes) and JAGGED.issuperset(codes)
+    return tuple((tuple(t.encode() for t in a), tuple(t.encode() for t in b))
+                 for code, clauses in triggers._BY_CODE if code not in JAGGED for a, b in clauses)
 
 
 def _check(sources, cfg, mode, project, edits=True):
@@ -347,6 +365,9 @@ def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
 def _exit_on_sigterm():
     """SIGTERM becomes SystemExit(143) in this process, so the pool's clean-up runs (by default
     the process dies on the spot and leaves its workers running). Returns the undo."""
+    import signal  # here, as multiprocessing: a run on one process needs neither
+    import threading
+
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
