@@ -46,9 +46,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("AOTI_BENCH_DIR", Path(tempfile.gettempdir()) / "aoti-lsp-bench"))
 LIMIT = float(os.environ.get("AOTI_BENCH_LIMIT", 60))  # seconds per measured run
 # the default (text) output, as a user, pre-commit or CI runs it; JSON is measured apart for the
-# generated file (it prints every fix's edits, so it builds them: libcst). The interpreter is
-# installed()'s: the CLI as pip installs it, not through this checkout's editable install
-AOTI = ["<installed python>", "-m", "aoti_lsp", "--check", "--exit-zero"]
+# generated file (it prints every fix's edits, so it builds them: libcst). The command is
+# installed()'s console script, `aoti-lsp` as pip installs it (not this checkout's editable install)
+AOTI = ["<installed aoti-lsp>", "--check", "--exit-zero"]
 JSON = ["--output-format", "json"]
 failures: list[str] = []
 # as installed: with bytecode. A shell with PYTHONDONTWRITEBYTECODE=1 would make every run compile
@@ -587,7 +587,7 @@ if __name__ == "__main__":
     import compileall
 
     compileall.compile_dir(str(ROOT / "server" / "aoti_lsp"), quiet=1)
-    AOTI[0] = str(installed())
+    AOTI[0] = str(installed().parent / "aoti-lsp")
     only = set(sys.argv[1:]) or {"generated", "torch", "server", "startup", "trees"}
     if "generated" in only:
         generated_file()
