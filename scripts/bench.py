@@ -386,7 +386,7 @@ def staged_run(root: Path, rel: str, label: str, runs: int = 7) -> float:
 
 def startup() -> None:
     py, _ = timed([str(installed()), "-c", "pass"], CACHE, runs=7, label="python -c pass")
-    print(f"d. python -c pass: {py * 1000:.0f} ms")
+    print(f"d. python -c pass: {py * 1000:.0f} ms (the interpreter of the installed aoti-lsp: no editable-install finder)")
     root = small_project()
     for rel, what in (("app/mod_7.py", "without AOTI code"), ("app/aoti_0.py", "with AOTI code")):
         label = f"staged {what}"
