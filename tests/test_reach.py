@@ -122,3 +122,21 @@ def test_what_spells_reach():
                "prof.export_chrome_trace('t.json')", "def forward(self, x):\n    return x"]
     assert [s for s in within if not in_reach(s.encode())] == []
     assert [s for s in outside if in_reach(s.encode())] == []
+
+
+def test_one_file_named_from_the_root_says_what_the_whole_tree_says(tmp_path):
+    """The pre-commit shape (one file named, the project summarised around it), out of reach and
+    within it, cold and warm: the named file's findings are those of a check of the whole tree."""
+    root = _project(tmp_path)
+
+    def named(*args):
+        out = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "-j", "1", *args, "pkg/pool.py"], cwd=root,
+                             capture_output=True, text=True)
+        return out.returncode, out.stdout, out.stderr.strip().splitlines()[-1]
+
+    assert named() == named("--no-cache") == (0, "", "All checks passed!")
+    (root / "pkg" / "build.py").write_text(BUILD)
+    whole = _check(root, "--no-cache")[1]  # build.py has no finding of its own
+    code, out, last = named()
+    assert code == 1 and out == whole and "pkg/pool.py:7:32: AOTI201" in out, (out, whole)
+    assert named("--no-cache") == (code, out, last)
