@@ -13,11 +13,9 @@ the trailing newline stay byte for byte.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
-import tokenize
 from json.decoder import scanstring
 
 from aoti_lsp import lazyre
@@ -90,6 +88,9 @@ def _at_statement(before: list[str]) -> bool:
     """Whether the next line starts a statement (not inside a string, brackets or a `\\` line)."""
     if not before:
         return True
+    import io  # a notebook's magics only (tokenize ~1 ms: a check without notebooks never needs it)
+    import tokenize
+
     try:
         for _ in tokenize.generate_tokens(io.StringIO("\n".join(before) + "\n").readline):
             pass
