@@ -65,6 +65,7 @@ def scope_names(project) -> tuple[frozenset[str], bool]:
         return frozenset(names), unknown
     return project.memo("jagged scope names", build)
 
+
 _T = tables.section("jagged")
 EXPORTERS, PACKAGERS = frozenset(_T["exporters"]), frozenset(_T["packagers"])
 LOADERS, COMPILERS = frozenset(_T["loaders"]), frozenset(_T["compilers"])
