@@ -157,13 +157,9 @@ def text(items, color: bool = False, unsafe: bool = False) -> str:
         return f"\x1b[{code}m{s}\x1b[0m" if color else s
 
     out = []
-    rels: dict[str, str] = {}  # what is asked per finding, asked once per file (~4,000 findings)
-    places = _Places()
+    places = _Places()  # what each finding asks of its file, read once per file (~4,000 findings)
     for finding, source in items:
-        path = finding.path
-        rel = rels.get(path)
-        if rel is None:
-            rel = rels[path] = _rel(path)
+        rel = places.rel(finding.path)
         (row, col, cell), (end_row, end_col, _) = places.at(source, finding.start), places.at(source, finding.end)
         loc = f"{'cell ' + str(cell) + ':' if cell is not None else ''}{row}:{col}"
         sev = severity_of(finding)
@@ -194,7 +190,7 @@ class _Places:
     def __init__(self):
         self._files: dict[int, tuple] = {}
         self._paths: dict[str, str] = {}  # path -> absolute
-        self._rels: dict[str, str] = {}  # absolute path -> as the report names it
+        self._rels: dict[str, str] = {}  # path -> as the report names it
 
     def _file(self, source) -> tuple:
         kept = self._files.get(id(source))
@@ -204,7 +200,7 @@ class _Places:
         return kept
 
     def at(self, source, offset: int) -> tuple[int, int, int | None]:
-        _, lines, starts, data, in_notebook = self._file(source)
+        _, _, starts, data, in_notebook = self._file(source)
         if in_notebook:
             loc = _loc(source, offset)
             return loc["row"], loc["column"], loc.get("cell")
@@ -220,7 +216,7 @@ class _Places:
         if any(r.path is not None and self._absolute(r.path) != here for r in finding.related):
             return [(_rel(r["filename"]) + (f":{_where(r['location'])}" if r["location"] else ""), r["message"])
                     for r in related(finding, source)]  # another file's lines: read as related() does
-        rel = self._rel(here)
+        rel = self.rel(here)
         out = []
         for r in finding.related:
             row, col, cell = self.at(source, r.start)
@@ -233,7 +229,8 @@ class _Places:
             found = self._paths[path] = absolute(path)
         return found
 
-    def _rel(self, path: str) -> str:
+    def rel(self, path: str) -> str:
+        """_rel(path), once per path."""
         found = self._rels.get(path)
         if found is None:
             found = self._rels[path] = _rel(path)
