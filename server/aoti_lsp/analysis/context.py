@@ -111,10 +111,10 @@ def _alias_made_by(ident: Node) -> str | None:
     if parent is not None and parent.type == "dotted_name" and parent.parent is not None and parent.parent.type == "aliased_import":
         alias = parent.parent.child_by_field_name("alias")
         return alias.text.decode() if alias is not None else None
-    node = ident
-    while node.parent is not None and node.parent.type == "attribute" and node.parent.child_by_field_name("attribute") == node:
-        node = node.parent
-    assign = node.parent
+    node, up = ident, parent  # each parent read once: a read makes a new Node (~1,000s of names a file)
+    while up is not None and up.type == "attribute" and up.child_by_field_name("attribute") == node:
+        node, up = up, up.parent
+    assign = up
     if assign is not None and assign.type == "assignment" and assign.child_by_field_name("right") == node:
         left = assign.child_by_field_name("left")
         if left is not None and left.type == "identifier":

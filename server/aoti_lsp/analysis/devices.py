@@ -561,8 +561,8 @@ class Analysis:
         q = self.qualname(node)
         if q is not None and q.startswith("torch."):
             short = q.rsplit(".", 1)[-1]
-            bound, _ = bind(node, ())
             if q == f"torch.{short}" and short in FACTORIES or q.startswith("torch.nn.") and short[:1].isupper():
+                bound, _ = bind(node, ())  # here: most torch calls a value is followed to are neither
                 if "device" in bound:
                     dev = self.device_value(bound["device"], at, depth + 1)
                     return dev.because(self._ev(argument_of(bound["device"]))) if dev else None
@@ -572,6 +572,7 @@ class Analysis:
                         return None
                 return self.default_device(node)
             if q == f"torch.{short}" and short in LIKE:
+                bound, _ = bind(node, ())
                 if "device" in bound:
                     dev = self.device_value(bound["device"], at, depth + 1)
                     return dev.because(self._ev(argument_of(bound["device"]))) if dev else None

@@ -41,6 +41,9 @@ REF = "\x00"  # brackets a reference to a constant of another module inside a pa
 _BRANCHES = {"if_statement", "elif_clause", "else_clause", "for_statement", "while_statement", "try_statement",
              "except_clause", "match_statement", "case_clause", "block"}
 _ALWAYS = {"function_definition", "class_definition", "with_statement", "module", "finally_clause"}
+_SCOPES = ("function_definition", "class_definition", "module")  # where _conditional stops
+_PATH_OF_ONE = ("os.path.dirname", "os.path.abspath", "os.path.realpath", "os.fspath")  # _str_value: a path of its argument
+_PATH_METHODS = (b"joinpath", b"resolve", b"absolute")  # _str_value: the pathlib methods it reads
 
 
 # -- small tree helpers ---------------------------------------------------------------------------
@@ -348,13 +351,18 @@ class Facts:
     @staticmethod
     def _conditional(value: Node, use: Node) -> bool:
         node = value.parent
-        while node is not None and node.type not in ("function_definition", "class_definition", "module"):
-            if node.type in ("lambda",) or node.type.endswith("comprehension"):
+        at = use.start_byte
+        while node is not None:
+            kind = node.type  # read once a step: each read makes a new string
+            if kind in _SCOPES:
+                return False
+            if kind == "lambda" or kind.endswith("comprehension"):
                 return True
-            if node.type in _BRANCHES and (node.parent is None or node.parent.type not in _ALWAYS) \
-                    and not (node.start_byte <= use.start_byte < node.end_byte):
+            parent = node.parent
+            if kind in _BRANCHES and (parent is None or parent.type not in _ALWAYS) \
+                    and not (node.start_byte <= at < node.end_byte):
                 return True
-            node = node.parent
+            node = parent
         return False
 
     def deref(self, node: Node | None, at: int, depth: int = 0) -> Node | None:
@@ -490,6 +498,10 @@ class Facts:
             returned = self._returned_by(node)
             if returned is not None:
                 return self.str_value(returned, returned.start_byte, depth + 1)
+            func = node.child_by_field_name("function")
+            if not (q in PATH_JOIN or q in _PATH_OF_ONE or func.text == b"str" or (
+                    func.type == "attribute" and func.child_by_field_name("attribute").text in _PATH_METHODS)):
+                return None  # no branch below gives a value: its arguments are not read (a compile's call)
             args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
             if any(a.type in ("keyword_argument", "list_splat", "dictionary_splat") for a in args):
                 return None
@@ -505,7 +517,6 @@ class Facts:
             if q == "os.fspath" or (node.child_by_field_name("function").text == b"str"
                                     and self.names.resolve(node.child_by_field_name("function")) is None):
                 return values[0] if len(values) == 1 else None
-            func = node.child_by_field_name("function")
             if func.type == "attribute" and self.is_path(func.child_by_field_name("object"), at):
                 method = func.child_by_field_name("attribute").text.decode()
                 base = self.str_value(func.child_by_field_name("object"), at, depth + 1)
@@ -644,6 +655,11 @@ class Facts:
         return False
 
     def this_file(self) -> str | None:
+        return self._this_file
+
+    @cached_property
+    def _this_file(self) -> str | None:
+        """Asked once per site (~7,000 times in a dense file): the path made absolute once."""
         path = self.src.path
         if not path or path.startswith("<"):
             return None

@@ -8,6 +8,7 @@ local definitions that shadow a name, function parameters, try/except ImportErro
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from functools import cached_property
 
@@ -19,6 +20,7 @@ from aoti_lsp.analysis.source import descendants
 IMPORT, ALIAS, LOCAL, DEF, SHIM = "import", "alias", "local", "def", "shim"
 SCOPE_TYPES = ("function_definition", "lambda", "class_definition")
 IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+_DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")  # no space, comment or bracket inside
 LOOKUPS = [0]  # binding look-ups made, for the test that def-use stays linear in the uses
 
 
@@ -68,6 +70,10 @@ class Scope:
 
 def dotted_parts(node: Node) -> list[str] | None:
     """`a.b.c` -> ["a", "b", "c"]; None for anything that is not a plain dotted name."""
+    if node.type in ("identifier", "attribute"):
+        text = node.text
+        if _DOTTED.fullmatch(text) and not node.has_error:  # spelt as one: its text says, no walk down
+            return text.decode().split(".")
     parts: list[str] = []
     while node.type == "attribute":
         attr = node.child_by_field_name("attribute")

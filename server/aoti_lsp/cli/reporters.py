@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from bisect import bisect_right
 from functools import lru_cache
 
 from aoti_lsp import __version__
@@ -157,27 +158,88 @@ def text(items, color: bool = False, unsafe: bool = False) -> str:
         return f"\x1b[{code}m{s}\x1b[0m" if color else s
 
     out = []
+    places = _Places()  # what each finding asks of its file, read once per file (~4,000 findings)
     for finding, source in items:
-        loc = _loc(source, finding.start)
-        end = _loc(source, finding.end)
+        rel = places.rel(finding.path)
+        (row, col, cell), (end_row, end_col, _) = places.at(source, finding.start), places.at(source, finding.end)
+        loc = f"{'cell ' + str(cell) + ':' if cell is not None else ''}{row}:{col}"
         sev = severity_of(finding)
-        red = lambda s: paint(_COLORS[sev], s)  # noqa: E731
+        colour = _COLORS[sev]
         marker = " [*]" if applicable(finding.fix, unsafe) else ""  # what this --fix would apply
-        out.append(f"{paint('1', _rel(finding.path))}:{_where(loc)}: {red(finding.code)}{marker} "
-                   f"{red(sev.value)}: {_message(finding, source)}")
-        line = source.lines.line_bytes(source.lines.line_of(finding.start)).decode("utf-8", "replace").rstrip("\r")
-        width = len(str(loc["row"]))
-        stop = end["column"] if end["row"] == loc["row"] else len(line) + 1
-        out.append(f"{' ' * width} |")
-        out.append(f"{loc['row']} | {line}")
-        out.append(f"{' ' * width} | {' ' * (loc['column'] - 1)}{red('^' * max(1, stop - loc['column']))}")
-        for r in related(finding, source):
-            where = _rel(r["filename"]) + (f":{_where(r['location'])}" if r["location"] else "")
-            out.append(f"{' ' * width} = note: {where}: {r['message']}")
+        out.append(f"{paint('1', rel)}:{loc}: {paint(colour, finding.code)}{marker} "
+                   f"{paint(colour, sev.value)}: {_message(finding, source)}")
+        line = places.line_text(source, finding.start)
+        width = len(str(row))
+        stop = end_col if end_row == row else len(line) + 1
+        pad = " " * width
+        out.append(f"{pad} |")
+        out.append(f"{row} | {line}")
+        out.append(f"{pad} | {' ' * (col - 1)}{paint(colour, '^' * max(1, stop - col))}")
+        if finding.related:
+            for where, message in places.notes(finding, source):
+                out.append(f"{pad} = note: {where}: {message}")
         if finding.fix is not None:
-            out.append(f"{' ' * width} = fix ({tier(finding.fix.applicability, finding.fix.snippet)}): {finding.fix.title}")
+            out.append(f"{pad} = fix ({tier(finding.fix.applicability, finding.fix.snippet)}): {finding.fix.title}")
         out.append("")
     return "\n".join(out)
+
+
+class _Places:
+    """(row, column, cell or None) of offsets and the text of their lines, as _loc says, with
+    what each file's look-ups need (its line starts, whether it is a notebook) read once."""
+
+    def __init__(self):
+        self._files: dict[int, tuple] = {}
+        self._paths: dict[str, str] = {}  # path -> absolute
+        self._rels: dict[str, str] = {}  # path -> as the report names it
+
+    def _file(self, source) -> tuple:
+        kept = self._files.get(id(source))
+        if kept is None or kept[0] is not source:
+            lines = source.lines
+            kept = self._files[id(source)] = (source, lines, lines.starts, lines.data, notebook.is_notebook(source.path))
+        return kept
+
+    def at(self, source, offset: int) -> tuple[int, int, int | None]:
+        _, _, starts, data, in_notebook = self._file(source)
+        if in_notebook:
+            loc = _loc(source, offset)
+            return loc["row"], loc["column"], loc.get("cell")
+        offset = max(0, min(offset, len(data)))  # LineIndex.position, in code points (UTF32)
+        line = bisect_right(starts, offset) - 1
+        prefix = data[starts[line]:offset]
+        col = len(prefix) if prefix.isascii() else len(prefix.decode("utf-8", errors="replace"))
+        return line + 1, col + 1, None
+
+    def notes(self, finding, source) -> list[tuple[str, str]]:
+        """(where, message) of each related location, as `related` says them."""
+        here = self._absolute(finding.path)
+        if any(r.path is not None and self._absolute(r.path) != here for r in finding.related):
+            return [(_rel(r["filename"]) + (f":{_where(r['location'])}" if r["location"] else ""), r["message"])
+                    for r in related(finding, source)]  # another file's lines: read as related() does
+        rel = self.rel(here)
+        out = []
+        for r in finding.related:
+            row, col, cell = self.at(source, r.start)
+            out.append((f"{rel}:{'cell ' + str(cell) + ':' if cell is not None else ''}{row}:{col}", r.message))
+        return out
+
+    def _absolute(self, path: str) -> str:
+        found = self._paths.get(path)
+        if found is None:
+            found = self._paths[path] = absolute(path)
+        return found
+
+    def rel(self, path: str) -> str:
+        """_rel(path), once per path."""
+        found = self._rels.get(path)
+        if found is None:
+            found = self._rels[path] = _rel(path)
+        return found
+
+    def line_text(self, source, offset: int) -> str:
+        _, lines, starts, _, _ = self._file(source)
+        return lines.line_bytes(bisect_right(starts, offset) - 1).decode("utf-8", "replace").rstrip("\r")
 
 
 def _data(s: str) -> str:

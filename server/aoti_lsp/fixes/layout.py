@@ -39,12 +39,22 @@ def header_end(data: bytes) -> int:
     return start
 
 
+_LAST: list = [(None, None)]  # (data, its layout) of the last file adapted: a file's fixes come together
+
+
+def _layout(data: bytes) -> tuple[str, int, int]:
+    """(line ending, header end, BOM length) of `data`."""
+    last, layout = _LAST[0]
+    if last is not data:
+        layout = (line_ending(data), header_end(data), len(BOM) if data.startswith(BOM) else 0)
+        _LAST[0] = (data, layout)
+    return layout
+
+
 def adapt(data: bytes, edits) -> list[Edit]:
     """`edits` as they should land in `data`: insertions above the header moved below it, the BOM
     never touched, every line break in inserted text written as the file's own."""
-    eol = line_ending(data)
-    head = header_end(data)
-    bom = len(BOM) if data.startswith(BOM) else 0
+    eol, head, bom = _layout(data)
     out = []
     for e in edits:
         start, end, text = e.start, e.end, e.text

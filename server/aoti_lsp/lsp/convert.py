@@ -41,11 +41,11 @@ def text_edits(lines: LineIndex, edits, encoding: str, snippet: bool = False, ke
     """Plain dicts (they ride in Diagnostic.data). Snippet text (`snippet`) stays a snippet only
     for a client that takes snippet edits (`keep_snippet`); otherwise it becomes plain code."""
     out = []
-    for e in edits:
+    position = lines.position
+    for e in edits:  # written as dicts at once: no lsprotocol Range to build and read back
         text = plain_text(e.text) if snippet and not keep_snippet else e.text
-        r = lsp_range(lines, e.start, e.end, encoding)
-        out.append({"range": {"start": {"line": r.start.line, "character": r.start.character},
-                              "end": {"line": r.end.line, "character": r.end.character}},
+        (sl, sc), (el, ec) = position(e.start, encoding), position(e.end, encoding)
+        out.append({"range": {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}},
                     "newText": text})
     return out
 
@@ -363,14 +363,22 @@ def encoded(d: types.Diagnostic) -> str:
                 out.append(part)
             hit[0] = "".join(out)
         else:
-            hit[0] = json.dumps(_unstructure(d))
+            try:  # data that is not plain JSON fails here (_not_plain) and takes the converter
+                hit[0] = json.dumps(_unstructure(d, False), default=_not_plain)
+            except TypeError:
+                hit[0] = json.dumps(_converter().unstructure(d))
     return hit[0]
 
 
-def _unstructure(d: types.Diagnostic) -> dict:
+def _not_plain(value):
+    raise TypeError(value)
+
+
+def _unstructure(d: types.Diagnostic, check: bool = True) -> dict:
     """What lsprotocol's converter makes of a diagnostic, written out (cattrs' generic walk
     was most of a dense file's first report); a diagnostic with a field of another shape than
-    the server makes goes through the converter."""
+    the server makes goes through the converter. `check`: Diagnostic.data is checked to be
+    plain JSON here (else json.dumps checks it as it writes it: encoded)."""
     try:
         out: dict = {"range": _plain_range(d.range), "message": d.message}
         if d.severity is not None:
@@ -389,7 +397,7 @@ def _unstructure(d: types.Diagnostic) -> dict:
             out["relatedInformation"] = [{"location": {"uri": r.location.uri, "range": _plain_range(r.location.range)},
                                           "message": r.message} for r in d.related_information]
         if d.data is not None:
-            if not _is_plain(d.data):
+            if check and not _is_plain(d.data):
                 raise TypeError(d.data)
             out["data"] = d.data
         return out
