@@ -1,4 +1,4 @@
-"""A project where no file spells an export, an AOT compile or a package load (runner.REACH)
+"""A project where no file spells an export, an AOT compile or a package load (runner.in_reach)
 has nothing in AOTI201/202's scope: the files only they look at are not parsed. Once a file
 within reach appears (or is cached), they are, and every run says what a run from scratch says."""
 
@@ -93,7 +93,7 @@ def test_a_file_within_reach_brings_the_jagged_rules_back_as_a_run_from_scratch(
 
 
 def test_a_package_load_alone_is_within_reach(tmp_path):
-    """`load_package` spells neither `export` nor `aot`: it is in REACH of its own (the device
+    """`load_package` spells neither `export` nor `aot`: it is within reach of its own (the device
     rules read other files' summaries, which the jagged-only files would otherwise lack)."""
     from aoti_lsp.project import runner
     from aoti_lsp.project.config import Config

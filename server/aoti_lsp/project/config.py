@@ -109,18 +109,22 @@ def _resolved(start: str) -> str:
     return os.path.realpath(start)
 
 
+def nearest(folder: str, found) -> str | None:
+    """The first folder at or above `folder` (absolute) for which `found(folder)` holds."""
+    while not found(folder):
+        up = os.path.dirname(folder)
+        if up == folder:
+            return None
+        folder = up
+    return folder
+
+
 def find_pyproject(start: str) -> str | None:
     here = _resolved(start)
     if os.path.isfile(here):
         here = os.path.dirname(here)
-    while True:
-        candidate = os.path.join(here, "pyproject.toml")
-        if os.path.isfile(candidate):
-            return candidate
-        up = os.path.dirname(here)
-        if up == here:
-            return None
-        here = up
+    folder = nearest(here, lambda f: os.path.isfile(os.path.join(f, "pyproject.toml")))
+    return None if folder is None else os.path.join(folder, "pyproject.toml")
 
 
 def load(start: str = ".") -> Config:

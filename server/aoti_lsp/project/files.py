@@ -9,7 +9,7 @@ import os
 import re
 
 from aoti_lsp.analysis.records import replace
-from aoti_lsp.project.config import Config
+from aoti_lsp.project.config import Config, nearest
 
 PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks: notebook.py
 
@@ -20,14 +20,8 @@ def _in_work_tree(folder: str) -> bool:
     (~5 ms: the subprocess module and a failing `git`)."""
     if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
         return True
-    here = os.path.realpath(folder)  # as git finds it: from the physical folder
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return True
-        up = os.path.dirname(here)
-        if up == here:
-            return False
-        here = up
+    # as git finds it: from the physical folder
+    return nearest(os.path.realpath(folder), lambda f: os.path.exists(os.path.join(f, ".git"))) is not None
 
 
 def _git_files(folder: str) -> list[str] | None:
@@ -172,13 +166,8 @@ def by_root(paths: list[str]) -> list[tuple[str, list[str]]]:
 def _marked_root(path: str) -> str | None:
     start = os.path.abspath(path)
     folder = start if os.path.isdir(start) else os.path.dirname(start)
-    while True:
-        if os.path.isfile(os.path.join(folder, "pyproject.toml")) or os.path.exists(os.path.join(folder, ".git")):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
+    return nearest(folder, lambda f: os.path.isfile(os.path.join(f, "pyproject.toml"))
+                   or os.path.exists(os.path.join(f, ".git")))
 
 
 def _common_parent(paths: list[str]) -> str:

@@ -34,13 +34,14 @@ PARALLEL_MIN = 64  # below this many files, starting processes costs more than i
 # two; e3nn 0.6 MB 121-186 vs 153-212 ms; ao 7 MB 486 vs 394 ms; torchrec 6.6 MB 599 vs 534 ms.
 PARALLEL_BYTES = 4 << 20
 CHUNK = 48  # files per pass-1 task: small enough to balance, large enough to be cheap to send
-# What puts code within an AOTI package's reach: every spelling of an export, an AOT compile or a
-# package load holds one (torch.export.export, torch._export.aot_load, aoti_compile_and_package,
-# load_package, and the imports of each). A project where no file a rule looks at spells one has
-# no artifact and nothing in AOTI201/202's scope (jagged.Model.scope): their work is skipped there.
-# `export` does not count as an attribute of torch.jit or torch.onnx (TorchScript's decorator,
-# the ONNX exporter) nor in the profiler's export_chrome_trace: none of them is AOTI.
-REACH = (b"export", b"aot", b"load_package")
+# What puts code within an AOTI package's reach (in_reach): every spelling of an export, an AOT
+# compile or a package load holds `export` or one of REACH (torch.export.export,
+# torch._export.aot_load, aoti_compile_and_package, load_package, and the imports of each). A
+# project where no file a rule looks at is within reach has no artifact and nothing in
+# AOTI201/202's scope (jagged.Model.scope): their work is skipped there.
+# `export` (_EXPORT) does not count as an attribute of torch.jit or torch.onnx (TorchScript's
+# decorator, the ONNX exporter) nor in the profiler's export_chrome_trace: none of them is AOTI.
+REACH = (b"aot", b"load_package")
 _EXPORT = lazyre.compile(rb"(?<!jit\.)(?<!onnx\.)export(?!_chrome_trace)")
 JAGGED = frozenset({"AOTI201", "AOTI202"})
 
@@ -160,8 +161,8 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True, defer
     content hash is the cached one (touched, not changed) is not summarised again. `clauses`: the
     `gate` (computed here when not given); a file without them is never parsed. `hashed`: the
     content hash is taken (for the cache; without one, ""). `defer`: a list that gets, unread
-    by any rule and without a row, the files only AOTI201/202 look at that spell nothing of
-    REACH: they matter only if some file does (`_run` scans them then)."""
+    by any rule and without a row, the files only AOTI201/202 look at that are not within
+    reach (in_reach): they matter only if some file does (`_run` scans them then)."""
     clauses = gate(cfg) if clauses is None else clauses
     rules = None
     kept, rows = {}, []
@@ -208,8 +209,8 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True, defer
 
 
 def in_reach(data: bytes) -> bool:
-    """Whether a file's text spells REACH (`export` not as jit's, onnx's or export_chrome_trace)."""
-    if b"aot" in data or b"load_package" in data:
+    """Whether a file's text spells REACH or `export` (not as jit's, onnx's or export_chrome_trace)."""
+    if any(t in data for t in REACH):
         return True
     return b"export" in data and _EXPORT.search(data) is not None
 
@@ -227,8 +228,9 @@ def _others() -> tuple:
     """The clauses of every rule but AOTI201/202, as bytes (triggers.py)."""
     from aoti_lsp.project import triggers
 
-    return tuple((tuple(t.encode() for t in a), tuple(t.encode() for t in b))
-                 for code, clauses in triggers._BY_CODE if code not in JAGGED for a, b in clauses)
+    return tuple(dict.fromkeys((tuple(t.encode() for t in a), tuple(t.encode() for t in b))
+                               for table in (triggers.CHECKS, triggers.SUMMARIES)
+                               for code, (a, b) in table if code not in JAGGED))
 
 
 def _check(sources, cfg, mode, project, edits=True):
