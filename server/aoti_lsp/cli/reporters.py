@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from bisect import bisect_right
 from functools import lru_cache
 
 from aoti_lsp import __version__
@@ -197,18 +196,15 @@ class _Places:
         kept = self._files.get(id(source))
         if kept is None or kept[0] is not source:
             lines = source.lines
-            kept = self._files[id(source)] = (source, lines, lines.starts, lines.data, notebook.is_notebook(source.path))
+            kept = self._files[id(source)] = (source, lines, notebook.is_notebook(source.path))
         return kept
 
     def at(self, source, offset: int) -> tuple[int, int, int | None]:
-        _, _, starts, data, in_notebook = self._file(source)
+        _, lines, in_notebook = self._file(source)
         if in_notebook:
             loc = _loc(source, offset)
             return loc["row"], loc["column"], loc.get("cell")
-        offset = max(0, min(offset, len(data)))  # LineIndex.position, in code points (UTF32)
-        line = bisect_right(starts, offset) - 1
-        prefix = data[starts[line]:offset]
-        col = len(prefix) if prefix.isascii() else len(prefix.decode("utf-8", errors="replace"))
+        line, col = lines.position(offset, UTF32)  # positions convert in one place
         return line + 1, col + 1, None
 
     def notes(self, finding, source) -> list[tuple[str, str]]:
@@ -238,8 +234,8 @@ class _Places:
         return found
 
     def line_text(self, source, offset: int) -> str:
-        _, lines, starts, _, _ = self._file(source)
-        return lines.line_bytes(bisect_right(starts, offset) - 1).decode("utf-8", "replace").rstrip("\r")
+        _, lines, _ = self._file(source)
+        return lines.line_bytes(lines.line_of(offset)).decode("utf-8", "replace").rstrip("\r")
 
 
 def _data(s: str) -> str:
