@@ -99,6 +99,32 @@ def test_one_file_summarises_the_project_but_reports_only_that_file(project):
     assert check == scan
 
 
+def test_a_file_no_rule_checks_is_checked_without_listing_the_project(project, capsys, monkeypatch, parses):
+    """Most commits touch no AOTI code: such a file cannot have a finding whatever the other
+    files say, so the hook's run does not list the project (`git ls-files`), and the cache keeps
+    the entries of the files it did not read. A named file with AOTI code still lists it."""
+    from aoti_lsp.project import files
+
+    (project / "util.py").write_text("def add(a, b):\n    return a + b\n")
+    assert run(capsys, ".")[0] == 1  # the cache holds every file
+    listed = []
+    real = files.discover
+    monkeypatch.setattr(files, "discover", lambda paths, cfg: listed.append(list(paths)) or real(paths, cfg))
+    before = cachemod.Cache(str(project), Config(root=str(project)))
+    (project / "util.py").write_text("def add(a, b):\n    return b + a\n")  # edited, as before a commit
+    assert run(capsys, "util.py") == (0, "[]\n")
+    assert listed == [["util.py"]]  # the named file only: the project was not listed
+    after = cachemod.Cache(str(project), Config(root=str(project)))
+    key = after.rel(str(project / "util.py"))
+    assert set(after.entries) == set(before.entries) and after.entries[key] != before.entries[key]
+    assert after.results.keys() == before.results.keys()
+    parses[0] = 0
+    assert findings(run(capsys, ".")[1]) == CROSS and parses[0] == 0  # the kept results still serve
+    listed.clear()
+    assert findings(run(capsys, "app.py")[1]) == CROSS  # other files' summaries matter to it: listed
+    assert len(listed) == 2 and listed[0] == ["app.py"]
+
+
 def test_one_file_from_the_root_gives_the_cross_file_finding(project, capsys):
     assert run(capsys, "app.py") == (1, run(capsys, ".")[1])
     assert findings(run(capsys, "app.py")[1]) == CROSS

@@ -172,6 +172,7 @@ class Cache:
         self.entries: dict[str, Entry] = {}
         self.results: dict[str, tuple] = {}  # rel -> (hash, digest, findings, deps)
         self.seen: set[str] = set()
+        self.partial = False  # keep_unseen
         self.gate: tuple | None = None  # runner.gate under this build and configuration
         self.dirty = False
         if enabled:
@@ -247,6 +248,14 @@ class Cache:
         self.seen.add(rel)
         return entry
 
+    def keep_unseen(self) -> None:
+        """This run reads only some of the project's files: the others' entries are kept, not
+        dropped as gone (a run that lists the project drops those of deleted files), and so are
+        the results (its digest covers only what it read; a lookup still checks each result's
+        digest against the whole project's)."""
+        self.seen.update(self.entries)
+        self.partial = True
+
     def store(self, path: str, stamp: tuple[int, int, int] | None, hash_: str, checks: bool, summary: dict,
               reach: bool = True) -> Entry:
         if stamp is not None and stamp[0] >= self.started - RACY_NS:
@@ -303,7 +312,8 @@ class Cache:
         if not self.enabled:
             return
         entries = {k: e for k, e in self.entries.items() if k in self.seen}
-        results = {k: r for k, r in self.results.items() if k in entries and (digest is None or r[1] == digest)}
+        results = {k: r for k, r in self.results.items()
+                   if k in entries and (digest is None or self.partial or r[1] == digest)}
         if not self.dirty and len(entries) == len(self.entries) and len(results) == len(self.results):
             return
         try:

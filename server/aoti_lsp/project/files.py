@@ -185,14 +185,18 @@ def rooted(config: Config, root: str) -> Config:
     return config if config.source is not None else replace(config, root=root)
 
 
-def project_files(paths: list[str], config: Config, root: str) -> tuple[list[str], list[str], list[str]]:
+def project_files(paths: list[str], config: Config, root: str, needed=None) -> tuple[list[str], list[str] | None, list[str]]:
     """(files to check, files to summarise, errors). The files to check are the named ones (as
     `discover` finds them, spelt as given); the files to summarise are every Python file of the
     project at `root` plus the named ones (a named file that is .gitignore'd is still checked,
-    and summarised with the project: the user asked for it; one that is excluded is not)."""
+    and summarised with the project: the user asked for it; one that is excluded is not).
+    `needed(files to check)`: whether other files' summaries can matter to them; when not, the
+    project is not listed and the files to summarise are None (only the named ones are read)."""
     check, errors = discover(paths, config)
     if any(os.path.isdir(p) and os.path.abspath(p) == root for p in paths):
         return check, check, errors  # the whole project is named: one listing serves both
+    if needed is not None and not needed(check):
+        return check, None, errors
     spelt = {identity(f) for f in check}
     rel = os.path.relpath(root) if not os.path.isabs(paths[0] if paths else ".") else root
     scan = list(check)
