@@ -2,6 +2,7 @@
 and the true reason where it does not. Real-torch runs of these shapes, before and after the fix at
 batch sizes other than the example's: tests/torch/test_real_shapes.py."""
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,7 @@ MODEL = """
 
 
 def _project(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -184,6 +186,62 @@ def test_a_so_named_by_a_makefile_is_read_outside_python(tmp_path):
     (root / "Makefile").unlink()
     out = _diff(root)
     assert "+runner = torch._inductor.aoti_load_package(f\"export/model.pt2\")" in out.stdout, out.stderr
+
+
+SERVING_UTILS = """
+    from pathlib import Path
+    import torch
+
+    def aot_compile(model_directory, name, fn, sample_args):
+        path = Path(model_directory) / Path(f"{name}.pt2")
+        exported = torch.export.export(fn, sample_args)
+        return torch._inductor.aoti_compile_and_package(exported, package_path=str(path))
+
+    def aot_load(path):
+        return torch._export.aot_load(path, "cuda")
+"""
+
+
+def test_a_loader_helper_beside_a_package_writer_is_migrated(tmp_path):
+    """pytorch/ao's sam2 server utilities (tests/realcode: ao-sam2-dead-load-helper): the old
+    loader's path is a parameter nobody fills, and the file's only compile writes a .pt2, which the
+    old loader cannot open. A human migrates it; so does --fix --unsafe-fixes, saying why."""
+    root = _project(tmp_path, {"utils.py": SERVING_UTILS})
+    fix = _fix_of(root, "utils.py", "AOTI002")
+    assert fix["applicability"] == "unsafe"
+    assert "nothing calls `aot_load`, and this file writes only .pt2 packages (aoti_compile_and_package, line 7)" \
+        in fix["message"]
+    out = _diff(root)
+    assert "+    return torch._inductor.aoti_load_package(path)" in out.stdout, out.stderr
+    assert "device_index" not in out.stdout and "not fixed" not in out.stderr
+
+
+def test_a_loader_helper_with_a_caller_or_an_old_compile_stays_the_editors(tmp_path):
+    """The twins: a caller in another module (what it passes decides), or an old compile beside it
+    (its .so could be what the helper loads): an editor-only offer, as for a loader alone."""
+    with_caller = _project(tmp_path / "caller", {"utils.py": SERVING_UTILS, "serve.py": """
+        from utils import aot_load
+        runner = aot_load("exported/model.so")
+    """})
+    old_compile = _project(tmp_path / "old", {"utils.py": SERVING_UTILS + """
+    def legacy(model, args):
+        return torch._export.aot_compile(model, args)
+    """})
+    for root in (with_caller, old_compile):
+        fix = _fix_of(root, "utils.py", "AOTI002")
+        assert fix["applicability"] == "display-only", (root, fix["message"])
+        assert "nothing calls" not in fix["message"]
+        assert "+    return torch._inductor.aoti_load_package(path)" not in _diff(root).stdout
+    # analysed alone (no project: an editor without a folder), nothing says that no caller exists
+    src = (with_caller / "utils.py").read_text()
+    fix = next(f.fix for f in analyze(Source.from_text(src, "utils.py"), Config()).findings if f.code == "AOTI002")
+    assert fix.applicability.value == "display-only"
+
+
+def _fix_of(root: Path, rel: str, code: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "--no-cache", "--output-format", "json", rel],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    return next(f["fix"] for f in json.loads(out.stdout) if f["code"] == code)
 
 
 def test_a_loader_alone_is_offered_in_the_editor_with_what_its_producer_must_do(tmp_path):

@@ -19,7 +19,7 @@ from tree_sitter import Node
 
 from aoti_lsp import lazyre
 from aoti_lsp.analysis import findings
-from aoti_lsp.analysis.facts import NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF
+from aoti_lsp.analysis.facts import LOADS, NEW_COMPILE, NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import absolute
@@ -53,16 +53,18 @@ class Member:
         return self.ctx.source.path
 
 
-@record("compiles", "loads", "tails", "name", "producers", "outside", "key")
+@record("compiles", "loads", "tails", "name", "producers", "outside", "key", "basis")
 class Plan:
     """`tails`: (file, start) -> (end, text); `name`: the artifact's file name, for titles;
     `producers`: compiles of the project that write it, old API or new; `outside`: why a program
     outside the project may read it (then display-only); `key`: the artifact's key, when the plan
-    was collected by it."""
+    was collected by it; `basis`: what the plan rests on where no compile of the artifact is
+    known (for the title)."""
 
     def __init__(self, compiles: list[Member] | None = None, loads: list[Member] | None = None,
                  tails: dict[tuple[str, int], tuple[int, bytes]] | None = None, name: str | None = None,
-                 producers: int = 0, outside: str | None = None, key: str | None = None):
+                 producers: int = 0, outside: str | None = None, key: str | None = None,
+                 basis: str | None = None):
         self.compiles = [] if compiles is None else compiles
         self.loads = [] if loads is None else loads
         self.tails = {} if tails is None else tails
@@ -70,6 +72,7 @@ class Plan:
         self.producers = producers
         self.outside = outside
         self.key = key
+        self.basis = basis
 
 
 def migration(ctx, call: Node) -> Fix | LazyFix:
@@ -181,6 +184,8 @@ def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
     notes += [f'decides the device: drops device="{d}", loads where compiled' for d in dropped]
     if plan.outside:
         notes.append(plan.outside)
+    if plan.basis:
+        notes.append(plan.basis)
     if notes:
         title += f" ({', '.join(notes)})"
     # a device mismatch, or a reader the project does not show, is the user's decision: editor only
@@ -256,8 +261,10 @@ def _plan(ctx, call: Node) -> Plan:
                 raise CannotFix(f"the path {what} is known only at run time and no compile of the project "
                                 f"writes it: migrate this loader together with the program that does ({PAGE})")
             plan.loads.append(Member(ctx, call, load_site.qualname))
-            plan.outside = (f"the path {what} is known only at run time and nothing in the project writes it: "
-                            "what it names must become a .pt2 written by aoti_compile_and_package")
+            plan.basis = _packages_only(ctx, call, node)
+            if plan.basis is None:
+                plan.outside = (f"the path {what} is known only at run time and nothing in the project writes it: "
+                                "what it names must become a .pt2 written by aoti_compile_and_package")
             return plan
         # this run's loaders are those its value reaches; another program may be given the path too
         _returned_artifact(ctx, compile_site, plan)
@@ -368,26 +375,63 @@ def _returned_artifact(ctx, site, plan: Plan) -> Plan:
     return plan
 
 
-def _private_by_callers(ctx, site, path: Node) -> bool:
-    """`def build(model, out_dir): aot_compile(..., output_path=os.path.join(out_dir, "m.so"))` where
-    every mention of `build` in the project's Python files is its import or a call passing a
-    private folder (`tempfile.mkdtemp()`) for `out_dir`: the artifact is that run's alone."""
-    func = site.call.parent
+def _from_params(ctx, call: Node, path: Node) -> tuple[Node, list, set] | None:
+    """(function, its parameter names, those `path` reads) where `call` is in a module-level
+    function and `path` reads its parameters (never rebound): its callers give the path."""
+    func = call.parent
     while func is not None and func.type not in ("function_definition", "class_definition", "lambda", "module"):
         func = func.parent
     if func is None or func.type != "function_definition" or func.parent is None or func.parent.type != "module":
-        return False
-    params = [p for p in func.child_by_field_name("parameters").named_children]
-    names = [p.text.decode() if p.type == "identifier" else None for p in params]
+        return None
+    params = func.child_by_field_name("parameters")
+    names = [p.text.decode() if p.type == "identifier" else None for p in params.named_children]
     scope = ctx.names.scope_of(path)
     used = set()
     for ident in [path] if path.type == "identifier" else _identifiers(path):
         b = ctx.names.lookup(ident.text.decode(), ident.start_byte, scope)
-        if b is not None and func.child_by_field_name("parameters").start_byte <= b.at < func.child_by_field_name(
-                "parameters").end_byte and len(scope.bindings.get(b.name, [])) == 1:
+        if b is not None and params.start_byte <= b.at < params.end_byte and len(scope.bindings.get(b.name, [])) == 1:
             used.add(b.name)
     if not used or not all(n in names for n in used):
+        return None
+    return func, names, used
+
+
+def _packages_only(ctx, call: Node, path: Node) -> str | None:
+    """`def aot_load(path): return torch._export.aot_load(path, "cuda")` with no caller in the
+    project, in a file whose compiles all write packages (aoti_compile_and_package) — the shape
+    of a serving utilities module half migrated: every artifact the project makes for it is a
+    .pt2, which the old loader cannot open, so the new loader is what a caller needs. Why, for
+    the fix's title; None where a caller, or an old compile, could give it a .so."""
+    found = _from_params(ctx, call, path)
+    if found is None or getattr(ctx.project, "root", None) is None:
+        return None  # no project to tell whether something calls it
+    new = [c for c in ctx.facts.compiles if c.qualname in NEW_COMPILE]
+    if not new or any(c.qualname in OLD_COMPILE for c in ctx.facts.compiles):
+        return None
+    fname = found[0].child_by_field_name("name").text.decode()
+    for other in _mentioning(ctx, fname):
+        for ident in other.facts.idents(fname):
+            parent = ident.parent
+            if parent is not None and parent.type in ("function_definition", "dotted_name", "aliased_import"):
+                continue  # its def, its import
+            callee = parent if parent is not None and parent.type == "attribute" else ident
+            use = callee.parent
+            if use is not None and use.type == "call" and other.facts.qualname(use) in LOADS:
+                continue  # torch's own loader of that name, not this function
+            return None  # a call or another use: its callers decide what the path names
+    line = ctx.source.lines.line_of(new[0].call.start_byte) + 1
+    return (f"nothing calls `{fname}`, and this file writes only .pt2 packages (aoti_compile_and_package, "
+            f"line {line}), which the old loader cannot open")
+
+
+def _private_by_callers(ctx, site, path: Node) -> bool:
+    """`def build(model, out_dir): aot_compile(..., output_path=os.path.join(out_dir, "m.so"))` where
+    every mention of `build` in the project's Python files is its import or a call passing a
+    private folder (`tempfile.mkdtemp()`) for `out_dir`: the artifact is that run's alone."""
+    found = _from_params(ctx, site.call, path)
+    if found is None:
         return False
+    func, names, used = found
     fname = func.child_by_field_name("name").text.decode()
     callers = 0
     for other in _mentioning(ctx, fname):
