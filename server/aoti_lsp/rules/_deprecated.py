@@ -50,7 +50,11 @@ project loads the `.so` (a C++ runner, another repository, a path passed on the 
 loaded by another program), the migration is offered only in the editor (unsafe, editor only), its title
 saying what must change elsewhere: that reader must move to `aoti_load_package` (C++:
 `AOTIModelPackageLoader`) in the same change, and a path given at run time must end in `.pt2`.
-Migrate both sides together; `--fix` never applies it.
+Migrate both sides together; `--fix` never applies it. One loader of that kind is migrated by
+`--fix --unsafe-fixes`: a helper nothing in the project calls (`def aot_load(path): return
+torch._export.aot_load(path, "cuda")`) in a module whose compiles all write `.pt2` packages with
+`aoti_compile_and_package`: the old loader cannot open what that module makes (torch 2.13:
+`dlopen ... invalid ELF header`), so the new one is what its callers need. The title says so.
 
 No fix, with the reason in the related information, naming the expression and the place, when
 the plan cannot be made whole: a loader whose path is known only at run time and that no compile
