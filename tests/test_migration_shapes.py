@@ -209,8 +209,9 @@ def test_a_loader_helper_beside_a_package_writer_is_migrated(tmp_path):
     root = _project(tmp_path, {"utils.py": SERVING_UTILS})
     fix = _fix_of(root, "utils.py", "AOTI002")
     assert fix["applicability"] == "unsafe"
-    assert "nothing calls `aot_load`, and this file writes only .pt2 packages (aoti_compile_and_package, line 7)" \
-        in fix["message"]
+    assert ("nothing calls `aot_load`, and this file writes only .pt2 packages (aoti_compile_and_package, line 7), "
+            'which the old loader cannot open; drops device "cuda": a package loads on the device type it was '
+            "compiled for") in fix["message"]
     out = _diff(root)
     assert "+    return torch._inductor.aoti_load_package(path)" in out.stdout, out.stderr
     assert "device_index" not in out.stdout and "not fixed" not in out.stderr
@@ -236,6 +237,20 @@ def test_a_loader_helper_with_a_caller_or_an_old_compile_stays_the_editors(tmp_p
     src = (with_caller / "utils.py").read_text()
     fix = next(f.fix for f in analyze(Source.from_text(src, "utils.py"), Config()).findings if f.code == "AOTI002")
     assert fix.applicability.value == "display-only"
+
+
+def test_a_loader_helper_that_qualifies_once_its_file_is_migrated_is_migrated_in_the_same_run(tmp_path):
+    """fixtures/AOTI002/migrate.in.py: its old compile keeps the helper `f` back in the first pass;
+    once that compile writes a .pt2, the helper loads only packages, so the same --fix migrates it
+    (dropping "cpu", as its title says): one run, and a second one changes nothing."""
+    fixture = Path(__file__).parent / "fixtures" / "AOTI002" / "migrate.in.py"
+    root = _project(tmp_path, {"m.py": fixture.read_text()})
+    fix = [sys.executable, "-m", "aoti_lsp", "--check", "--no-cache", "--fix", "--unsafe-fixes", "."]
+    first = subprocess.run(fix, cwd=root, capture_output=True, text=True, timeout=120)
+    migrated = (root / "m.py").read_text()
+    assert "aot_load" not in migrated and "torch._inductor.aoti_load_package(p)" in migrated, first.stderr
+    again = subprocess.run(fix, cwd=root, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and (root / "m.py").read_text() == migrated, again.stdout + again.stderr
 
 
 def _fix_of(root: Path, rel: str, code: str) -> dict:

@@ -261,7 +261,7 @@ def _plan(ctx, call: Node) -> Plan:
                 raise CannotFix(f"the path {what} is known only at run time and no compile of the project "
                                 f"writes it: migrate this loader together with the program that does ({PAGE})")
             plan.loads.append(Member(ctx, call, load_site.qualname))
-            plan.basis = _packages_only(ctx, call, node)
+            plan.basis = _packages_only(ctx, load_site, node)
             if plan.basis is None:
                 plan.outside = (f"the path {what} is known only at run time and nothing in the project writes it: "
                                 "what it names must become a .pt2 written by aoti_compile_and_package")
@@ -396,15 +396,20 @@ def _from_params(ctx, call: Node, path: Node) -> tuple[Node, list, set] | None:
     return func, names, used
 
 
-def _packages_only(ctx, call: Node, path: Node) -> str | None:
+def _packages_only(ctx, load, path: Node) -> str | None:
     """`def aot_load(path): return torch._export.aot_load(path, "cuda")` with no caller in the
     project, in a file whose compiles all write packages (aoti_compile_and_package) — the shape
     of a serving utilities module half migrated: every artifact the project makes for it is a
     .pt2, which the old loader cannot open, so the new loader is what a caller needs. Why, for
-    the fix's title; None where a caller, or an old compile, could give it a .so."""
-    found = _from_params(ctx, call, path)
+    the fix's title; None where a caller, or an old compile, could give it a .so, or where its
+    device cannot be read. A package loads on the device type it was compiled for, which nothing
+    here tells: the title says that the loader's device type is dropped."""
+    found = _from_params(ctx, load.call, path)
     if found is None or getattr(ctx.project, "root", None) is None:
         return None  # no project to tell whether something calls it
+    device = ctx.facts.str_value(load.device_node, load.call.start_byte) if load.device_node is not None else None
+    if device is None:
+        return None
     new = [c for c in ctx.facts.compiles if c.qualname in NEW_COMPILE]
     if not new or any(c.qualname in OLD_COMPILE for c in ctx.facts.compiles):
         return None
@@ -420,8 +425,10 @@ def _packages_only(ctx, call: Node, path: Node) -> str | None:
                 continue  # torch's own loader of that name, not this function
             return None  # a call or another use: its callers decide what the path names
     line = ctx.source.lines.line_of(new[0].call.start_byte) + 1
+    kind = device.split(":", 1)[0]
     return (f"nothing calls `{fname}`, and this file writes only .pt2 packages (aoti_compile_and_package, "
-            f"line {line}), which the old loader cannot open")
+            f"line {line}), which the old loader cannot open; drops device \"{kind}\": a package loads on "
+            "the device type it was compiled for")
 
 
 def _private_by_callers(ctx, site, path: Node) -> bool:
