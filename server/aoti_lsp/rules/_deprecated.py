@@ -54,7 +54,8 @@ Migrate both sides together; `--fix` never applies it. One loader of that kind i
 `--fix --unsafe-fixes`: a helper nothing in the project calls (`def aot_load(path): return
 torch._export.aot_load(path, "cuda")`) in a module whose compiles all write `.pt2` packages with
 `aoti_compile_and_package`: the old loader cannot open what that module makes (torch 2.13:
-`dlopen ... invalid ELF header`), so the new one is what its callers need. The title says so.
+`dlopen ... invalid ELF header`), so the new one is what its callers need. The title says so, and that the loader's device type
+is dropped (a package loads on the type it was compiled for).
 
 No fix, with the reason in the related information, naming the expression and the place, when
 the plan cannot be made whole: a loader whose path is known only at run time and that no compile
