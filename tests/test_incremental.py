@@ -252,3 +252,39 @@ def test_server_settles_a_guessed_syntax_error_with_the_files_tree():
     at = types.Position(4, len("    total = (0"))
     doc.apply([types.TextDocumentContentChangePartial(range=types.Range(at, at), text=")")], 3, "utf-16")
     assert [d.code for d in ls.diagnostics(doc)] == ["AOTI001"]
+
+
+def test_lines_a_message_names_move_with_the_edit():
+    """Enter typed above a device mismatch: the compile's line its message names moves with the
+    text (and the keystroke keeps its analysis); a line before the edit keeps its number, another
+    file's line is not this edit's, and a line the edit spans, or this file named as `name:N`
+    past it, cannot be told (the caller analyses again)."""
+    from aoti_lsp.analysis.findings import Finding, Related
+
+    old = b"a = 1\nb = 2\nc = 3\nd = 4\n"
+    at = old.index(b"b = 2") + len(b"b = 2")
+    enter = incremental.shift_of(old, old[:at] + b"\n" + old[at:], at, at, at + 1)  # Enter at the end of line 2
+    assert (enter.lines, enter.kept, enter.moved) == (1, 1, 2)
+
+    def f(message, note="compiled here"):
+        return Finding("AOTI101", message, 0, 1, related=[Related(0, 1, note)])
+
+    def said(finding):
+        got = incremental.recited(finding, enter, "serve.py")
+        return None if got is None else (got.message, [r.message for r in got.related])
+
+    assert said(f("compiled for `cuda` (line 3) loaded on cpu")) == ("compiled for `cuda` (line 4) loaded on cpu",
+                                                                      ["compiled here"])
+    assert said(f("compiled for `cuda` (line 2), loaded (line 1)")) == ("compiled for `cuda` (line 2), loaded (line 1)",
+                                                                         ["compiled here"])
+    assert said(f("compiled in build.py (build.py:7)")) == ("compiled in build.py (build.py:7)", ["compiled here"])
+    assert said(f("x", "loaded at line 4")) == ("x", ["loaded at line 5"])
+    assert said(f("compiled in serve.py (serve.py:7)")) is None  # this file by name: which one
+    mid = b"a = (1,\n     2)\nb = 3\n"
+    inside = incremental.shift_of(mid, mid[:10] + b"\n" + mid[10:], 10, 10, 11)  # a line break inside line 2
+    assert incremental.recited(f("compiled (line 2)"), inside, "serve.py") is None
+    assert said(f("compiled (line 3)")) == ("compiled (line 4)", ["compiled here"])
+    before = incremental.shift_of(mid, mid[:8] + b"\n" + mid[8:], 8, 8, 9)  # a new line before line 2
+    assert incremental.recited(f("compiled (line 2)"), before, "serve.py").message == "compiled (line 3)"
+    plain = f("no line named")
+    assert incremental.recited(plain, enter, "serve.py") is plain

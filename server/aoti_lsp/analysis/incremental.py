@@ -211,9 +211,27 @@ class Shift:
     old_end: int
     delta: int
     lines: int = 0  # lines added (or removed, < 0) by the edit
+    # (0-based, in the old text) lines up to `kept` keep their number, lines from `moved` on
+    # move by `lines`; those between are the edit's own (shift_of)
+    kept: int = -1
+    moved: int = 1 << 62
 
     def at(self, offset: int) -> int:
         return offset + self.delta if offset >= self.old_end else offset
+
+
+def shift_of(old: bytes, new: bytes, start: int, old_end: int, new_end: int) -> Shift:
+    """The Shift of the edit old[start:old_end] -> new[start:new_end], with the lines it keeps
+    and moves: a line whose text after `start` is blank keeps its number (Enter at a line's
+    end), and so does every line before; every line after the one `old_end` is on moves (and
+    that one too when `old_end` starts it)."""
+    lines = new.count(b"\n", start, new_end) - old.count(b"\n", start, old_end)
+    first = old.count(b"\n", 0, start)
+    eol = old.find(b"\n", start)
+    kept = first if not old[start:len(old) if eol < 0 else eol].strip() else first - 1
+    last = first + old.count(b"\n", start, old_end)
+    moved = last if old_end == 0 or old[old_end - 1:old_end] == b"\n" else last + 1
+    return Shift(start, old_end, new_end - old_end, lines, kept, moved)
 
 
 def edit_span(old: bytes, new: bytes) -> tuple[int, int, int]:
@@ -290,9 +308,8 @@ def reusable(state: State | None, new: bytes, config, tree_of=None, provisional:
         return None
     moved_starts = [s + delta for s in state.starts[n - q:]]
     moved_ends = [e + delta for e in state.ends[n - q:]]
-    lines = new.count(b"\n", start, new_end) - state.data.count(b"\n", start, old_end)
     infos = state.infos[:p] + [i for _, _, i in made] + state.infos[n - q:]
-    return Shift(start, old_end, delta, lines), State(
+    return shift_of(state.data, new, start, old_end, new_end), State(
         new, state.starts[:p] + [b for b, _, _ in made] + moved_starts,
         state.ends[:p] + [e for _, e, _ in made] + moved_ends, infos,
         state.relevant[:p] + [False] * len(made) + state.relevant[n - q:], state.reads, state.binds, state.tokens,
@@ -408,18 +425,56 @@ def _file_chunks(tree, new: bytes, state: State, p: int, q: int, delta: int) -> 
 
 # -- moving what an analysis found -------------------------------------------------------------
 LINE_CITED = re.compile(r"\bline \d|:\d+\)")  # "(line 12)", "(paths.py:3)": messages that name a line
+_CITED = re.compile(r"\bline (\d+)|([^\s(:]+):(\d+)\)")
 
 
-def shift_result(result, shift: Shift):
-    """The findings of the last analysis, where they are now; None when an edit that adds or
-    removes lines moves a line a message names (the message text would be stale)."""
+class _Unsure(Exception):
+    pass
+
+
+def recited(f, shift: Shift, name: str):
+    """`f` (moved past `shift`) with the lines of this file its message and notes name moved too
+    (the rules name a line of the same file as "line N", another file's as "name:N"); `f` itself
+    when none moves; None when one names a line the edit spans, or this file's `name` past the
+    edit (which of two files of that name it means is not told)."""
+    if not shift.lines or not (LINE_CITED.search(f.message) or any(LINE_CITED.search(r.message) for r in f.related)):
+        return f
+
+    def line(m) -> str:
+        number = int(m.group(1) or m.group(3))
+        if number - 1 <= shift.kept or (m.group(2) is not None and m.group(2) != name):
+            return m.group()
+        if number - 1 < shift.moved or m.group(2) is not None:
+            raise _Unsure
+        return f"line {number + shift.lines}"
+
+    try:
+        message = _CITED.sub(line, f.message)
+        related = [r if not LINE_CITED.search(r.message) else replace(r, message=_CITED.sub(line, r.message))
+                   for r in f.related]
+    except _Unsure:
+        return None
+    if message == f.message and all(a is b for a, b in zip(related, f.related)):
+        return f
+    moved = object.__new__(type(f))
+    moved.__dict__.update(f.__dict__)
+    moved.message, moved.related = message, related
+    return moved
+
+
+def shift_result(result, shift: Shift, name: str = ""):
+    """The findings of the last analysis, where they are now, the lines their messages name
+    moved too; None when one names a line the edit spans (recited)."""
     from aoti_lsp.analysis.engine import Result
 
-    if shift.lines and any(LINE_CITED.search(text) for f in result.findings
-                           for text in (f.message, *(r.message for r in f.related))):
-        return None
     partial = getattr(result, "partial", False)
-    moved = Result([shift_finding(f, shift, partial) for f in result.findings], list(result.errors), result.skipped)
+    findings = []
+    for f in result.findings:
+        g = recited(shift_finding(f, shift, partial), shift, name)
+        if g is None:
+            return None
+        findings.append(g)
+    moved = Result(findings, list(result.errors), result.skipped)
     moved.moved = (result, shift)  # the editor's diagnostics of `result` can be moved too (lsp/convert.py)
     # the analysis it all comes from: finding i here is its finding i, moved (lsp/server.py)
     moved.base = getattr(result, "base", result)

@@ -41,6 +41,7 @@ is broken the result is a full analysis's again.
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
@@ -776,7 +777,8 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             if not by_label.get(label, set()) <= affected:
                 return _no("new artifact outside the slice")
 
-    shift = incremental.Shift(start, old_end, delta, new.count(b"\n", start, new_end) - old.count(b"\n", start, old_end))
+    shift = incremental.shift_of(old, new, start, old_end, new_end)
+    name = os.path.basename(source.path)
     findings, origin = [], {}  # origin: id of a kept finding -> its index in the last result
     for k, f in enumerate(entry.result.findings):
         c = _chunk(entry.starts, f.start)
@@ -786,9 +788,9 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
             continue
         if _touches(f, start, old_end):
             return _no("kept finding names the edit")
-        if shift.lines and any(incremental.LINE_CITED.search(t) for t in (f.message, *(r.message for r in f.related))):
-            return _no("lines moved under a cited line")
-        g = incremental.shift_finding(f, shift, partial=True)
+        g = incremental.recited(incremental.shift_finding(f, shift, partial=True), shift, name)
+        if g is None:
+            return _no("a cited line the edit spans")
         origin[id(g)] = k
         findings.append(g)
     for f in part.findings:

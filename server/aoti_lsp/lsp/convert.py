@@ -173,8 +173,8 @@ def _carrier(source: Source, shift):
     last = first + data.count(b"\n", shift.start, shift.old_end + shift.delta) - shift.lines
 
     def carry(d, f, make):
-        if d is None:
-            return make(f)
+        if d is None or d.message != f.message or (f.related and _notes_differ(d, f)):
+            return make(f)  # new, or a line its message names moved (incremental.recited)
         lines = _lines_cached(d, uri)
         if bisect_left(lines, first) != bisect_right(lines, last):
             return make(f)  # it names a line the edit touched
@@ -182,6 +182,11 @@ def _carrier(source: Source, shift):
             return d
         return _move_lines(d, shift.lines, uri, after=last)
     return carry
+
+
+def _notes_differ(d: types.Diagnostic, f: Finding) -> bool:
+    notes = d.related_information or ()
+    return len(notes) == len(f.related) and any(n.message != r.message for n, r in zip(notes, f.related))
 
 
 def reused_diagnostics(old: list[types.Diagnostic], old_findings: list[Finding], findings: list[Finding],

@@ -130,7 +130,7 @@ class AotiServer(LanguageServer):
         source = doc.source()
         if not doc.too_large and not full:
             hit = self.analysed.reuse(doc.uri, source, cfg, self.project.version, provisional=True)
-            result = incremental.shift_result(hit[1], hit[0]) if hit is not None else None
+            result = incremental.shift_result(hit[1], hit[0], os.path.basename(doc.path)) if hit is not None else None
             if result is not None:  # a keystroke in code no rule sees: the last findings, moved
                 self.analysed.update(doc.uri, result)
                 self.sliced.follow(doc.uri, source, cfg, self.project, result)  # the next keystroke slices from here
