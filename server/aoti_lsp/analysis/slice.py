@@ -669,7 +669,6 @@ def slice_result(entry: Entry, source: Source, config, project) -> Result | None
     if e is None:
         return None
     start, old_end, new_end, p, q = e.start, e.old_end, e.new_end, e.p, e.q
-    delta = new_end - old_end
     gates, rules, jagged, new_infos, loud = e.gates, e.rules, e.jagged, e.new_infos, e.loud
     n = len(entry.starts)
     edited = range(p, n - q)
