@@ -324,6 +324,42 @@ def test_keystrokes_all_over_the_file_then_in_aoti_code_are_sliced_from_the_text
     assert sliced == aoti_keys == 4, f"{sliced} of {aoti_keys} keystrokes in AOTI code were sliced: {slice_mod.WHY}"
 
 
+def test_enter_keystrokes_keep_their_analysis_and_the_slice_follows():
+    """Enter (a new line, indented as the one above) at the end of lines in AOTI code and after
+    a function's last line, each followed by a keystroke in AOTI code: messages that name a
+    line of the file ("compiled for `cuda` (line 12)") have it moved, a blank line between
+    statements moves the slice's statements (Slicer.follow), and no keystroke needs a whole
+    analysis. Each keystroke's diagnostics equal a fresh server's."""
+    from lsprotocol import types
+
+    text = generated_source(120, 2500)
+    path = str(ROOT / "big_enter.py")
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text, pause=True)
+    rng, version, whole = random.Random(7), 0, 0
+    real = ls.sliced.remember
+
+    def remember(*args):  # called after each whole analysis of this server's
+        nonlocal whole
+        whole += 1
+        return real(*args)
+
+    ls.sliced.remember = remember
+    for k in range(12):
+        lines = doc.data.decode().split("\n")
+        aoti = [i for i, l in enumerate(lines) if "self.runner = torch._inductor.aoti_load_package(" in l]
+        ends = [i for i, l in enumerate(lines[:-1]) if l.startswith("    return ") and lines[i + 1] == ""]
+        line = rng.choice(ends if k % 2 else aoti)
+        indent = lines[line][:len(lines[line]) - len(lines[line].lstrip())]
+        for typed, at in (("\n" + indent, types.Position(line, len(lines[line]))),
+                          ("q", types.Position(rng.choice(aoti), 9))):
+            version += 1
+            doc.apply([types.TextDocumentContentChangePartial(range=types.Range(at, at), text=typed)], version, "utf-16")
+            items = ls.diagnostics(doc)
+            assert items == inprocess.fresh_diagnostics(doc), f"edit {version}: diagnostics differ from a fresh server's"
+    assert whole == 0, f"{whole} of 24 keystrokes needed a whole analysis: {slice_mod.WHY}"
+
+
 @pytest.mark.parametrize("ask", ["resolve", "hover"])
 def test_quick_fix_after_a_slice_comes_from_a_full_analysis(ask):
     """A slice's lazy fixes were planned on other texts: the quick fix resolved after a sliced

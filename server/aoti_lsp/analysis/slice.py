@@ -628,6 +628,9 @@ def follow(entry: Entry, source: Source, config, project, result: Result) -> boo
         return True
     if entry.broken or entry.tainted:
         return False
+    if _blank_moved(entry, source.data):
+        entry.source, entry.result = Source(source.data, source.path), result
+        return True
     e = _edit(entry, source, config, project, incremental.anchor_tokens(config))
     edited = range(e.p, len(entry.starts) - e.q) if e is not None else ()
     if e is None or e.gates != entry.gates or not all(e.new_infos[i - e.p].sound for i in edited) \
@@ -639,6 +642,31 @@ def follow(entry: Entry, source: Source, config, project, result: Result) -> boo
     entry.source, entry.result = Source(source.data, source.path), result
     entry.starts, entry.ends, entry.infos, entry.pieces = e.starts, e.ends, e.infos, e.pieces
     _jagged_moved(entry, e, config)
+    return True
+
+
+def _blank_moved(entry: Entry, new: bytes) -> bool:
+    """Whether the edit from the entry's text to `new` only adds or removes blank space between
+    statements (Enter after a function's last line, blank lines): every statement is the same
+    text, each still starting its line and apart from the one before by a line break. Then the
+    entry's statements are moved past it (what else it holds names statements by index)."""
+    old = entry.source.data
+    start, old_end, new_end = incremental.edit_span(old, new)
+    if old[start:old_end].strip() or new[start:new_end].strip() or b"\r" in new[start:new_end]:
+        return False
+    starts, ends = entry.starts, entry.ends
+    k = bisect_left(starts, old_end)  # the first statement at or after the edit
+    if k and ends[k - 1] > start:
+        return False  # inside a statement
+    delta = new_end - old_end
+    if k < len(starts):
+        at = starts[k] + delta
+        if at and new[at - 1:at] != b"\n":
+            return False  # it no longer starts its line
+        if k and b"\n" not in new[ends[k - 1]:at]:
+            return False  # joined to the one before
+    entry.starts = starts[:k] + [x + delta for x in starts[k:]]
+    entry.ends = ends[:k] + [x + delta for x in ends[k:]]
     return True
 
 
