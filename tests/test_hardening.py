@@ -384,10 +384,11 @@ def test_a_skip_is_not_cached_as_a_pass(tmp_path, monkeypatch):
 
 
 def test_a_skipped_summary_of_another_file_is_no_pass(tmp_path):
-    """Only a.py is named; b.py's summary (what a.py's cross-file rules read) is cut by the budget:
-    the run says so and exits 2, twice (the cut summary is never cached as b.py's)."""
+    """Only a.py is named; b.py's summary (what a.py's cross-file rules read: a.py loads a package)
+    is cut by the budget: the run says so and exits 2, twice (the cut summary is never cached as
+    b.py's). (A named file no rule checks needs no other file: tests/test_cache.py.)"""
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
-    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "a.py").write_text("import torch\nrunner = torch._inductor.aoti_load_package('b.pt2')\n")
     (tmp_path / "b.py").write_text("import torch\n" + BODY)
     env = {**os.environ, "AOTI_LSP_TIME_BUDGET": "0.000001"}
     for _ in range(2):
