@@ -164,15 +164,20 @@ def exthost_log(data: Path) -> str:
     return "".join(p.read_text(encoding="utf-8") for p in (data / "logs").rglob("*exthost*.log"))
 
 
-def check_first_start(result: dict, data: Path, origin: str) -> float:
-    """The server of `origin` was spawned before its --version probe answered; returns (and
-    prints) the seconds from "file opened" to the first squiggles."""
+def check_first_start(result: dict, data: Path, origin: str, probed: bool = True) -> float:
+    """The server of `origin` was spawned before its --version probe answered (`probed`), or
+    without one (the bundled server); returns (and prints) the seconds from "file opened" to the
+    first squiggles."""
     log = extension_log(data)
     lines = log.splitlines()
     spawned = next((i for i, line in enumerate(lines) if f"] {origin}: spawned " in line), None)
-    probed = next((i for i, line in enumerate(lines) if f"] {origin}: " in line and " --version -> " in line), None)
-    assert spawned is not None and probed is not None, log
-    assert spawned < probed, f"the server of {origin} was spawned after its --version probe:\n{log}"
+    probe = next((i for i, line in enumerate(lines) if f"] {origin}: " in line and " --version -> " in line), None)
+    assert spawned is not None, log
+    if probed:
+        assert probe is not None, log
+        assert spawned < probe, f"the server of {origin} was spawned after its --version probe:\n{log}"
+    else:
+        assert probe is None, f"the server of {origin} was probed:\n{log}"
     # which came first: the workspace's *.py (workspaceContains) or the file's opening (onLanguage)
     exthost = exthost_log(data)
     event = re.search(r"_doActivateExtension aoti-lsp\.aoti-lsp, .*activationEvent: '([^']*)'", exthost)
@@ -338,11 +343,84 @@ def test_vscode_bundled_server(tmp_path: Path, workspace: Path, artifacts: Path)
     with running_code_server(tmp_path, workspace, artifacts, vsix, {"aoti-lsp.interpreter": python}) as server:
         result = run_driver(server, "bundled", workspace, artifacts)
         data = server["data"]
+        restarted = crash_and_restart(data, f"the bundled server run by {python}")
     assert result["status"].endswith("aoti-lsp: 4"), result["status"]
+    # after a crash the client starts the same command again: -S, bundled/libs first on PYTHONPATH
+    cmdline, environ = restarted
+    assert cmdline == [python, "-S", "-m", "aoti_lsp", "serve"], cmdline
+    libs = Path(environ["PYTHONPATH"].split(os.pathsep)[0])
+    assert libs.name == "libs" and libs.parent.name == "bundled" and (libs / "aoti_lsp").is_dir(), environ["PYTHONPATH"]
     log = "".join(p.read_text(encoding="utf-8") for p in artifacts.glob("*aoti-lsp.log"))
-    assert f"Starting aoti-lsp {json.loads((EXTENSION / 'package.json').read_text())['version']}" in log, log
+    version = json.loads((EXTENSION / "package.json").read_text())["version"]
+    assert f"Starting aoti-lsp {version}" in log, log
     assert f"(the bundled server run by {python})" in log, log
-    check_first_start(result, data, f"the bundled server run by {python}")
+    # Issue 23 item 5: no --version probe of the bundled server (its version is the one bundled/libs
+    # was built with, and the channel says so), no site-packages (-S), and the server agrees
+    origin = f"the bundled server run by {python}"
+    assert f"{origin}: spawned {python} -S -m aoti_lsp serve " in log, log
+    assert f"aoti-lsp {version} as bundled/libs holds it (no --version probe)" in log, log
+    assert "initialize answered in " in log and f": aoti-lsp {version}" in log, log
+    assert "the server reports" not in log, log
+    check_first_start(result, data, origin, probed=False)
+
+
+def crash_and_restart(data: Path, origin: str) -> tuple[list[str], dict[str, str]]:
+    """Kills the server that `origin` spawned (its pid from the output channel); returns the
+    command line and environment of the server the client starts in its place."""
+    spawned = re.search(rf"\] {re.escape(origin)}: spawned .* \(pid (\d+)\)", extension_log(data))
+    assert spawned, extension_log(data)
+    pid = int(spawned.group(1))
+    parent = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]  # the extension host
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit() or int(proc.name) == pid:
+                continue
+            try:
+                if proc.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1] != parent:
+                    continue
+                cmdline = proc.joinpath("cmdline").read_bytes().decode().split("\0")[:-1]
+                if cmdline[-2:] == ["aoti_lsp", "serve"]:
+                    environ = dict(v.split("=", 1) for v in proc.joinpath("environ").read_bytes().decode().split("\0") if "=" in v)
+                    return cmdline, environ
+            except (OSError, IndexError):
+                continue
+        time.sleep(0.1)
+    raise AssertionError(f"no server started again after the crash of pid {pid}:\n{extension_log(data)}")
+
+
+def python_not_311() -> str:
+    """A CPython other than 3.11 that lacks aoti_lsp ($AOTI_TEST_PYTHON_NOT_311, else python3.X on
+    PATH or pyenv's), for the bundle's refusal."""
+    candidates = [os.environ.get("AOTI_TEST_PYTHON_NOT_311")]
+    candidates += [shutil.which(f"python3.{minor}") for minor in (12, 13, 10, 9)]
+    candidates += sorted(str(p) for p in Path.home().glob(".pyenv/versions/3.*/bin/python3"))
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2] != (3, 11)); import aoti_lsp"],
+                               capture_output=True, text=True, timeout=60)
+        if probe.stdout.strip() == "True" and probe.returncode != 0:
+            return candidate
+    missing_tool("no CPython other than 3.11 without aoti_lsp (set AOTI_TEST_PYTHON_NOT_311)")
+
+
+def test_vscode_bundled_server_refuses_another_python(tmp_path: Path, workspace: Path, artifacts: Path):
+    """The bundle fits CPython 3.11 only: with an interpreter of another version that lacks
+    aoti-lsp, the bundled server (started beside it) is stopped, and the one notification says why."""
+    vsix = platform_vsix()
+    python = python_not_311()
+    version = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+    with running_code_server(tmp_path, workspace, artifacts, vsix, {"aoti-lsp.interpreter": python}) as server:
+        result = run_driver(server, "refused", workspace, artifacts)
+    failures = [n for n in result["notifications"] if "aoti-lsp could not start" in n]
+    assert len(failures) == 1, result["notifications"]
+    why = f"the bundled server: {python} is cpython {version} linux x86_64, the bundled server needs CPython 3.11 on linux x86_64"
+    assert why in failures[0], failures[0]
+    assert f"{python} -m pip install" in failures[0], failures[0]
+    log = "".join(p.read_text(encoding="utf-8") for p in artifacts.glob("*aoti-lsp.log"))
+    assert f"the bundled server run by {python}: stopped: " in log, log
+    assert "Starting aoti-lsp" not in log, log
 
 
 def test_platform_vsix_ships_compiled_bundle():

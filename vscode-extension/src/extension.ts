@@ -123,8 +123,8 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
     }
     log.info(`Starting aoti-lsp ${server.version} (${server.origin}): ${server.command} ${[...server.args, 'serve'].join(' ')} at ${new Date().toISOString()}`);
 
-    // The process already runs (started beside its version probe); a restart after a crash
-    // spawns the same command again.
+    // The process already runs (started beside its version probe, or the bundled server's without
+    // one); a restart after a crash spawns the same command again.
     let first: StartedServer['process'] | undefined = server.process;
     const serverOptions: ServerOptions = async () => {
         const child = first ?? spawnServer(server);
@@ -161,7 +161,7 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
         const info = newClient.initializeResult?.serverInfo;
         log.info(`initialize answered in ${Date.now() - asked} ms: ${info?.name ?? 'a server'} ${info?.version ?? '(no version)'}`);
         if (info?.version && info.version !== server.version) {
-            log.warn(`the server reports ${info.version}, its --version said ${server.version}`);
+            log.warn(`the server reports ${info.version}, ${server.versionFrom} said ${server.version}`);
         }
         lastError = undefined;
         setState('running');

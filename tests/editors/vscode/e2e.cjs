@@ -12,7 +12,8 @@ const { env, result, stepper, drive } = require('./browser.cjs');
 const url = env('AOTI_URL');
 const folder = env('AOTI_FOLDER');
 const file = env('AOTI_FILE'); // relative to folder
-// main: the whole session below; bundled: only open the file and see the findings.
+// main: the whole session below; bundled: only open the file and see the findings; refused:
+// only read the notification that the server could not start.
 const scenario = env('AOTI_SCENARIO');
 // The text editor of the active editor group (not the Problems filter, hovers or inputs).
 const EDITOR_TEXT = '.part.editor .editor-group-container.active .editor-instance .monaco-editor .view-lines';
@@ -31,6 +32,17 @@ async function run(page, shot) {
     }
     if (scenario === 'explain') {
         await explainScenario(page, shot);
+        return;
+    }
+    if (scenario === 'refused') {
+        // an interpreter that neither has aoti-lsp nor fits the bundle: one notification says why
+        const toast = page.locator('.notification-toast', { hasText: 'aoti-lsp could not start' });
+        await toast.first().waitFor();
+        await page.waitForTimeout(1500); // a second notification would show up by now
+        result.notifications = await page.$$eval('.notification-toast .notification-list-item-message',
+            (ts) => ts.map((t) => t.textContent.trim()));
+        await shot('vscode-refused.png');
+        step('refused');
         return;
     }
 
