@@ -423,6 +423,38 @@ def test_vscode_bundled_server_refuses_another_python(tmp_path: Path, workspace:
     assert "Starting aoti-lsp" not in log, log
 
 
+BUNDLE_ONLY = """
+import os, sys, sysconfig
+from aoti_lsp.lsp import server, hover, triage
+from aoti_lsp.fixes.project_fix import fix_project
+from aoti_lsp.fixes.fixer import fix_source
+from aoti_lsp.analysis.source import Source
+from aoti_lsp.rules import all_rules
+all_rules()
+fixed = fix_source(Source(open(sys.argv[1], "rb").read(), sys.argv[1]), unsafe=True)  # libcst's fixes
+assert fixed.data != open(sys.argv[1], "rb").read()
+roots = tuple(os.path.realpath(p) for p in (os.environ["PYTHONPATH"], sysconfig.get_paths()["stdlib"]))
+print([n for n, m in list(sys.modules.items())
+       if getattr(m, "__file__", None) and not os.path.realpath(m.__file__).startswith(roots)])
+"""
+
+
+def test_bundled_server_needs_only_its_bundle():
+    """The extension runs the bundled server with -S (no site-packages): its start, the rules, the
+    hover and libcst's fixes import nothing outside bundled/libs and the standard library."""
+    platform_vsix()
+    libs = EXTENSION / "bundled" / "libs"
+    if not (libs / "aoti_lsp").is_dir():
+        missing_tool(f"{libs} is not built (npm run package:linux-x64)")
+    python = python_without_server()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(PYTHONPATH=str(libs), PYTHONNOUSERSITE="1")
+    run = subprocess.run([python, "-S", "-c", BUNDLE_ONLY, str(FIXTURES / DEPRECATED)], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", run.stdout
+
+
 def test_platform_vsix_ships_compiled_bundle():
     """The bundle's modules are byte-compiled for CPython 3.11, unchecked (PEP 552: the .vsix keeps
     no mtimes): else the first start after an install compiles them all (~0.5 s of lsprotocol)."""
