@@ -340,54 +340,30 @@ def test_vscode_bundled_server(tmp_path: Path, workspace: Path, artifacts: Path)
                            capture_output=True, text=True, timeout=60)
     if probe.stdout.split() != ["cpython", "True", "x86_64"]:
         missing_tool(f"{python} is not CPython 3.11 on x86_64, the bundle's platform ({probe.stdout.strip()})")
+    origin = f"the bundled server run by {python}"
     with running_code_server(tmp_path, workspace, artifacts, vsix, {"aoti-lsp.interpreter": python}) as server:
-        result = run_driver(server, "bundled", workspace, artifacts)
+        # after the first squiggles the driver kills the server: the client starts it again
+        result = run_driver(server, "bundled", workspace, artifacts, AOTI_CRASH_ORIGIN=origin,
+                            AOTI_LOGS=str(server["data"] / "logs"))
         data = server["data"]
-        restarted = crash_and_restart(data, f"the bundled server run by {python}")
     assert result["status"].endswith("aoti-lsp: 4"), result["status"]
-    # after a crash the client starts the same command again: -S, bundled/libs first on PYTHONPATH
-    cmdline, environ = restarted
-    assert cmdline == [python, "-S", "-m", "aoti_lsp", "serve"], cmdline
-    libs = Path(environ["PYTHONPATH"].split(os.pathsep)[0])
-    assert libs.name == "libs" and libs.parent.name == "bundled" and (libs / "aoti_lsp").is_dir(), environ["PYTHONPATH"]
+    # the same command again: -S, bundled/libs first on PYTHONPATH; and it serves (steps)
+    assert result["restarted"]["cmdline"] == [python, "-S", "-m", "aoti_lsp", "serve"], result["restarted"]
+    libs = Path(result["restarted"]["pythonpath"].split(os.pathsep)[0])
+    assert libs.name == "libs" and libs.parent.name == "bundled" and (libs / "aoti_lsp").is_dir(), result["restarted"]
+    assert result["steps"][-1] == "findings again", result["steps"]
+    assert "Connection to server got closed. Server will restart." in extension_log(data), extension_log(data)
     log = "".join(p.read_text(encoding="utf-8") for p in artifacts.glob("*aoti-lsp.log"))
     version = json.loads((EXTENSION / "package.json").read_text())["version"]
     assert f"Starting aoti-lsp {version}" in log, log
     assert f"(the bundled server run by {python})" in log, log
     # Issue 23 item 5: no --version probe of the bundled server (its version is the one bundled/libs
     # was built with, and the channel says so), no site-packages (-S), and the server agrees
-    origin = f"the bundled server run by {python}"
     assert f"{origin}: spawned {python} -S -m aoti_lsp serve " in log, log
     assert f"aoti-lsp {version} as bundled/libs holds it (no --version probe)" in log, log
     assert "initialize answered in " in log and f": aoti-lsp {version}" in log, log
     assert "the server reports" not in log, log
     check_first_start(result, data, origin, probed=False)
-
-
-def crash_and_restart(data: Path, origin: str) -> tuple[list[str], dict[str, str]]:
-    """Kills the server that `origin` spawned (its pid from the output channel); returns the
-    command line and environment of the server the client starts in its place."""
-    spawned = re.search(rf"\] {re.escape(origin)}: spawned .* \(pid (\d+)\)", extension_log(data))
-    assert spawned, extension_log(data)
-    pid = int(spawned.group(1))
-    parent = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]  # the extension host
-    os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        for proc in Path("/proc").iterdir():
-            if not proc.name.isdigit() or int(proc.name) == pid:
-                continue
-            try:
-                if proc.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1] != parent:
-                    continue
-                cmdline = proc.joinpath("cmdline").read_bytes().decode().split("\0")[:-1]
-                if cmdline[-2:] == ["aoti_lsp", "serve"]:
-                    environ = dict(v.split("=", 1) for v in proc.joinpath("environ").read_bytes().decode().split("\0") if "=" in v)
-                    return cmdline, environ
-            except (OSError, IndexError):
-                continue
-        time.sleep(0.1)
-    raise AssertionError(f"no server started again after the crash of pid {pid}:\n{extension_log(data)}")
 
 
 def python_not_311() -> str:
