@@ -164,15 +164,20 @@ def exthost_log(data: Path) -> str:
     return "".join(p.read_text(encoding="utf-8") for p in (data / "logs").rglob("*exthost*.log"))
 
 
-def check_first_start(result: dict, data: Path, origin: str) -> float:
-    """The server of `origin` was spawned before its --version probe answered; returns (and
-    prints) the seconds from "file opened" to the first squiggles."""
+def check_first_start(result: dict, data: Path, origin: str, probed: bool = True) -> float:
+    """The server of `origin` was spawned before its --version probe answered (`probed`), or
+    without one (the bundled server); returns (and prints) the seconds from "file opened" to the
+    first squiggles."""
     log = extension_log(data)
     lines = log.splitlines()
     spawned = next((i for i, line in enumerate(lines) if f"] {origin}: spawned " in line), None)
-    probed = next((i for i, line in enumerate(lines) if f"] {origin}: " in line and " --version -> " in line), None)
-    assert spawned is not None and probed is not None, log
-    assert spawned < probed, f"the server of {origin} was spawned after its --version probe:\n{log}"
+    probe = next((i for i, line in enumerate(lines) if f"] {origin}: " in line and " --version -> " in line), None)
+    assert spawned is not None, log
+    if probed:
+        assert probe is not None, log
+        assert spawned < probe, f"the server of {origin} was spawned after its --version probe:\n{log}"
+    else:
+        assert probe is None, f"the server of {origin} was probed:\n{log}"
     # which came first: the workspace's *.py (workspaceContains) or the file's opening (onLanguage)
     exthost = exthost_log(data)
     event = re.search(r"_doActivateExtension aoti-lsp\.aoti-lsp, .*activationEvent: '([^']*)'", exthost)
@@ -335,14 +340,95 @@ def test_vscode_bundled_server(tmp_path: Path, workspace: Path, artifacts: Path)
                            capture_output=True, text=True, timeout=60)
     if probe.stdout.split() != ["cpython", "True", "x86_64"]:
         missing_tool(f"{python} is not CPython 3.11 on x86_64, the bundle's platform ({probe.stdout.strip()})")
+    origin = f"the bundled server run by {python}"
     with running_code_server(tmp_path, workspace, artifacts, vsix, {"aoti-lsp.interpreter": python}) as server:
-        result = run_driver(server, "bundled", workspace, artifacts)
+        # after the first squiggles the driver kills the server: the client starts it again
+        result = run_driver(server, "bundled", workspace, artifacts, AOTI_CRASH_ORIGIN=origin,
+                            AOTI_LOGS=str(server["data"] / "logs"))
         data = server["data"]
     assert result["status"].endswith("aoti-lsp: 4"), result["status"]
+    # the same command again: -S, bundled/libs first on PYTHONPATH; and it serves (steps)
+    assert result["restarted"]["cmdline"] == [python, "-S", "-m", "aoti_lsp", "serve"], result["restarted"]
+    libs = Path(result["restarted"]["pythonpath"].split(os.pathsep)[0])
+    assert libs.name == "libs" and libs.parent.name == "bundled" and (libs / "aoti_lsp").is_dir(), result["restarted"]
+    assert result["steps"][-1] == "findings again", result["steps"]
+    assert "Connection to server got closed. Server will restart." in extension_log(data), extension_log(data)
     log = "".join(p.read_text(encoding="utf-8") for p in artifacts.glob("*aoti-lsp.log"))
-    assert f"Starting aoti-lsp {json.loads((EXTENSION / 'package.json').read_text())['version']}" in log, log
+    version = json.loads((EXTENSION / "package.json").read_text())["version"]
+    assert f"Starting aoti-lsp {version}" in log, log
     assert f"(the bundled server run by {python})" in log, log
-    check_first_start(result, data, f"the bundled server run by {python}")
+    # Issue 23 item 5: no --version probe of the bundled server (its version is the one bundled/libs
+    # was built with, and the channel says so), no site-packages (-S), and the server agrees
+    assert f"{origin}: spawned {python} -S -m aoti_lsp serve " in log, log
+    assert f"aoti-lsp {version} as bundled/libs holds it (no --version probe)" in log, log
+    assert "initialize answered in " in log and f": aoti-lsp {version}" in log, log
+    assert "the server reports" not in log, log
+    check_first_start(result, data, origin, probed=False)
+
+
+def python_not_311() -> str:
+    """A CPython other than 3.11 that lacks aoti_lsp ($AOTI_TEST_PYTHON_NOT_311, else python3.X on
+    PATH or pyenv's), for the bundle's refusal."""
+    candidates = [os.environ.get("AOTI_TEST_PYTHON_NOT_311")]
+    candidates += [shutil.which(f"python3.{minor}") for minor in (12, 13, 10, 9)]
+    candidates += sorted(str(p) for p in Path.home().glob(".pyenv/versions/3.*/bin/python3"))
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2] != (3, 11)); import aoti_lsp"],
+                               capture_output=True, text=True, timeout=60)
+        if probe.stdout.strip() == "True" and probe.returncode != 0:
+            return candidate
+    missing_tool("no CPython other than 3.11 without aoti_lsp (set AOTI_TEST_PYTHON_NOT_311)")
+
+
+def test_vscode_bundled_server_refuses_another_python(tmp_path: Path, workspace: Path, artifacts: Path):
+    """The bundle fits CPython 3.11 only: with an interpreter of another version that lacks
+    aoti-lsp, the bundled server (started beside it) is stopped, and the one notification says why."""
+    vsix = platform_vsix()
+    python = python_not_311()
+    version = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+    with running_code_server(tmp_path, workspace, artifacts, vsix, {"aoti-lsp.interpreter": python}) as server:
+        result = run_driver(server, "refused", workspace, artifacts)
+    failures = [n for n in result["notifications"] if "aoti-lsp could not start" in n]
+    assert len(failures) == 1, result["notifications"]
+    why = f"the bundled server: {python} is cpython {version} linux x86_64, the bundled server needs CPython 3.11 on linux x86_64"
+    assert why in failures[0], failures[0]
+    assert f"{python} -m pip install" in failures[0], failures[0]
+    log = "".join(p.read_text(encoding="utf-8") for p in artifacts.glob("*aoti-lsp.log"))
+    assert f"the bundled server run by {python}: stopped: " in log, log
+    assert "Starting aoti-lsp" not in log, log
+
+
+BUNDLE_ONLY = """
+import os, sys, sysconfig
+from aoti_lsp.lsp import server, hover, triage
+from aoti_lsp.fixes.project_fix import fix_project
+from aoti_lsp.fixes.fixer import fix_source
+from aoti_lsp.analysis.source import Source
+from aoti_lsp.rules import all_rules
+all_rules()
+fixed = fix_source(Source(open(sys.argv[1], "rb").read(), sys.argv[1]), unsafe=True)  # libcst's fixes
+assert fixed.data != open(sys.argv[1], "rb").read()
+roots = tuple(os.path.realpath(p) for p in (os.environ["PYTHONPATH"], sysconfig.get_paths()["stdlib"]))
+print([n for n, m in list(sys.modules.items())
+       if getattr(m, "__file__", None) and not os.path.realpath(m.__file__).startswith(roots)])
+"""
+
+
+def test_bundled_server_needs_only_its_bundle():
+    """The extension runs the bundled server with -S (no site-packages): its start, the rules, the
+    hover and libcst's fixes import nothing outside bundled/libs and the standard library."""
+    platform_vsix()
+    libs = EXTENSION / "bundled" / "libs"
+    if not (libs / "aoti_lsp").is_dir():
+        missing_tool(f"{libs} is not built (npm run package:linux-x64)")
+    python = python_without_server()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(PYTHONPATH=str(libs), PYTHONNOUSERSITE="1")
+    run = subprocess.run([python, "-S", "-c", BUNDLE_ONLY, str(FIXTURES / DEPRECATED)], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", run.stdout
 
 
 def test_platform_vsix_ships_compiled_bundle():

@@ -2,7 +2,7 @@
 // server's `aoti-lsp.explain` command; the trace goes to an output channel, and the steps that
 // point into the user's source are offered in a quick pick that opens them.
 import * as vscode from 'vscode';
-import { ExecuteCommandRequest, LanguageClient } from 'vscode-languageclient/node';
+import type { LanguageClient } from 'vscode-languageclient/node';
 
 interface Step {
     text: string;
@@ -48,6 +48,7 @@ export async function explainCrashLog(client: LanguageClient | undefined): Promi
     const sources = vscode.workspace.textDocuments
         .filter((d) => d.languageId === 'python' && d.uri.scheme === 'file')
         .map((d) => d.uri.fsPath);
+    const { ExecuteCommandRequest } = await import('vscode-languageclient/node'); // loaded: the client runs
     const answer = (await client.sendRequest(ExecuteCommandRequest.type, {
         command: 'aoti-lsp.explain',
         arguments: [{ log, package: picked?.[0]?.fsPath ?? null, sources }],

@@ -1,14 +1,9 @@
 // A thin client: it starts the aoti-lsp server and forwards settings.
 // Diagnostics, quick fixes, hover and "fix all" all come from the server.
 import * as vscode from 'vscode';
-import {
-    DidChangeConfigurationNotification,
-    LanguageClient,
-    LanguageClientOptions,
-    RevealOutputChannelOn,
-    ServerOptions,
-    State,
-} from 'vscode-languageclient/node';
+// Types only: vscode-languageclient's modules are set up (~40 ms) once the server is spawned,
+// while its imports run, not before the spawn (startServer).
+import type { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import { explainCrashLog } from './explain';
 import { pythonExtensionApi, ServerNotFound, spawnServer, StartedServer, startServerProcess } from './server';
 
@@ -112,8 +107,12 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
     }
     setState('starting');
     let server: StartedServer;
+    let lc: typeof import('vscode-languageclient/node');
     try {
-        server = await startServerProcess(context.extensionPath, pythonExtensionApi, log);
+        const started = startServerProcess(context.extensionPath, pythonExtensionApi, log); // spawns, then awaits its probe
+        started.catch(() => undefined); // awaited below, after the client's modules load
+        lc = await import('vscode-languageclient/node');
+        server = await started;
     } catch (error) {
         if (error instanceof ServerNotFound) {
             reportStartFailure(error.message, error.fix);
@@ -123,8 +122,8 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
     }
     log.info(`Starting aoti-lsp ${server.version} (${server.origin}): ${server.command} ${[...server.args, 'serve'].join(' ')} at ${new Date().toISOString()}`);
 
-    // The process already runs (started beside its version probe); a restart after a crash
-    // spawns the same command again.
+    // The process already runs (started beside its version probe, or the bundled server's without
+    // one); a restart after a crash spawns the same command again.
     let first: StartedServer['process'] | undefined = server.process;
     const serverOptions: ServerOptions = async () => {
         const child = first ?? spawnServer(server);
@@ -145,14 +144,14 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
         outputChannel: log,
         // vscode-languageclient traces only into a channel at log level Trace: see traceChannelFor.
         traceOutputChannel: traceChannel,
-        revealOutputChannelOn: RevealOutputChannelOn.Never,
+        revealOutputChannelOn: lc.RevealOutputChannelOn.Never,
     };
-    const newClient = new LanguageClient(ID, 'aoti-lsp', serverOptions, clientOptions);
+    const newClient = new lc.LanguageClient(ID, 'aoti-lsp', serverOptions, clientOptions);
     newClient.onDidChangeState((event) => {
         if (client !== newClient) {
             return; // a client being replaced by a restart
         }
-        setState(event.newState === State.Running ? 'running' : event.newState === State.Starting ? 'starting' : 'stopped');
+        setState(event.newState === lc.State.Running ? 'running' : event.newState === lc.State.Starting ? 'starting' : 'stopped');
     });
     client = newClient;
     try {
@@ -161,7 +160,7 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
         const info = newClient.initializeResult?.serverInfo;
         log.info(`initialize answered in ${Date.now() - asked} ms: ${info?.name ?? 'a server'} ${info?.version ?? '(no version)'}`);
         if (info?.version && info.version !== server.version) {
-            log.warn(`the server reports ${info.version}, its --version said ${server.version}`);
+            log.warn(`the server reports ${info.version}, ${server.versionFrom} said ${server.version}`);
         }
         lastError = undefined;
         setState('running');
@@ -265,6 +264,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             if (['enable', 'path', 'interpreter'].some((key) => event.affectsConfiguration(`${ID}.${key}`))) {
                 await restart(context);
             } else if (['select', 'ignore', 'run'].some((key) => event.affectsConfiguration(`${ID}.${key}`))) {
+                const { DidChangeConfigurationNotification } = await import('vscode-languageclient/node');
                 await client?.sendNotification(DidChangeConfigurationNotification.type, {
                     settings: { [ID]: serverSettings() },
                 });

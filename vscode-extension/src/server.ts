@@ -7,7 +7,10 @@
 // Each candidate's server is spawned at once and its `--version` probe runs beside it: the
 // server's imports (most of its start) do not wait for the probe. A candidate whose probe fails
 // is killed and the next one tried (issue 23 item 5: the first squiggle within 1.5 s). The
-// bundled server starts beside the environment's, for the same reason.
+// bundled server starts beside the environment's, for the same reason; it has no probe (its
+// version is the one bundled/libs was built with: while VS Code starts, on 2 cores, every extra
+// Python process delays the server's imports), and the check that the interpreter fits the
+// bundle runs without site-packages (-S).
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -25,10 +28,12 @@ export interface ServerCommand {
     origin: string;
 }
 
-/** A server process that is running, and the version its probe reported. */
+/** A server process that is running, and its version. */
 export interface StartedServer extends ServerCommand {
     process: ChildProcess;
     version: string;
+    /** Where `version` comes from, for the output channel. */
+    versionFrom: string;
 }
 
 /** Why no server could be started, with the fix a person can apply. */
@@ -121,13 +126,41 @@ async function activeInterpreter(api: PythonExtensionApi | undefined, resource?:
     }
 }
 
-/** `bundled/libs` is built for CPython 3.11 on linux-x64 only. */
-async function fitsBundle(python: string): Promise<boolean> {
+/** `bundled/libs` is built for CPython 3.11 on linux-x64 only: undefined where `python` fits it,
+ * else what it is (for the output channel). */
+async function misfitsBundle(python: string): Promise<string | undefined> {
     const { code, out } = await run(python, [
+        '-S', // what it is does not need site-packages (nor their .pth files' time)
         '-c',
-        'import sys, platform; print(sys.implementation.name, sys.version_info[:2] == (3, 11), sys.platform, platform.machine())',
+        'import sys, os; print(sys.implementation.name, "%d.%d" % sys.version_info[:2], sys.platform, os.uname().machine)',
     ]);
-    return code === 0 && out.trim() === 'cpython True linux x86_64';
+    const found = out.trim();
+    if (code === 0 && found === 'cpython 3.11 linux x86_64') {
+        return undefined;
+    }
+    return code === 0 ? `${python} is ${found}, the bundled server needs CPython 3.11 on linux x86_64` : `${python} did not run: ${found}`;
+}
+
+/** The version of the server in `libs` from its dist-info folder (`aoti_lsp-X.Y.Z.dist-info`, as
+ * pip installed it there when the .vsix was built), read without running it; undefined where
+ * `libs` holds no server. */
+export function bundledVersion(libs: string): string | undefined {
+    let names: string[];
+    try {
+        if (!fs.statSync(path.join(libs, 'aoti_lsp')).isDirectory()) {
+            return undefined;
+        }
+        names = fs.readdirSync(libs);
+    } catch {
+        return undefined;
+    }
+    for (const name of names) {
+        const match = /^aoti_lsp-(\d+\.\d+\.\d+\S*)\.dist-info$/.exec(name);
+        if (match) {
+            return match[1];
+        }
+    }
+    return undefined;
 }
 
 function resolveVariables(value: string): string {
@@ -172,7 +205,7 @@ function launch(server: ServerCommand, log: vscode.LogOutputChannel): Launch {
             child.kill();
             return found;
         }
-        return { ...server, process: child, version: found.version! };
+        return { ...server, process: child, version: found.version!, versionFrom: 'its --version' };
     });
     return { child, result };
 }
@@ -203,12 +236,26 @@ export async function startServerProcess(
     }
 
     const libs = path.join(extensionPath, 'bundled', 'libs');
-    const hasBundle = fs.existsSync(path.join(libs, 'aoti_lsp'));
-    const bundleEnv = (): NodeJS.ProcessEnv => ({
-        ...process.env,
-        PYTHONPATH: [libs, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
-        PYTHONNOUSERSITE: '1',
-    });
+    const bundle = bundledVersion(libs);
+    // -S: no site-packages (nor the time their .pth files take): the bundled server needs nothing
+    // outside bundled/libs and the standard library, and must not pick up another copy of a
+    // dependency installed in the interpreter's environment.
+    const bundled = (python: string): StartedServer => {
+        const server: ServerCommand = {
+            command: python,
+            args: ['-S', '-m', 'aoti_lsp'],
+            env: {
+                ...process.env,
+                PYTHONPATH: [libs, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
+                PYTHONNOUSERSITE: '1',
+            },
+            origin: `the bundled server run by ${python}`,
+        };
+        const child = spawnServer(server);
+        log.info(`${server.origin}: spawned ${server.command} ${[...server.args, 'serve'].join(' ')} (pid ${child.pid ?? 'none'}); ` +
+            `aoti-lsp ${bundle} as bundled/libs holds it (no --version probe)`);
+        return { ...server, process: child, version: bundle!, versionFrom: 'bundled/libs' };
+    };
 
     const candidates: { python: string; origin: string; explicit: boolean }[] = [];
     const setting = resolveVariables(config.get<string>('interpreter', '').trim());
@@ -227,25 +274,27 @@ export async function startServerProcess(
         // The bundled server comes after an environment that provides aoti_lsp, before falling
         // back to the next interpreter. It starts beside the environment's (and is killed if that
         // one answers): waiting for the environment's probe first would delay the first squiggle.
-        const fits = hasBundle ? fitsBundle(python) : Promise.resolve(false);
-        const bundled = hasBundle
-            ? launch({ command: python, args: ['-m', 'aoti_lsp'], env: bundleEnv(), origin: `the bundled server run by ${python}` }, log)
-            : undefined;
+        const spare = bundle ? bundled(python) : undefined;
+        // beside the probe, not after it: the bundled path would wait for both in turn (~0.1-0.3 s
+        // while VS Code starts); where the environment answers, it is not awaited (-S: ~10 ms)
+        const misfit = spare ? misfitsBundle(python) : undefined;
         const result = await own.result;
         if (isStarted(result)) {
-            if (bundled) {
-                bundled.child.kill();
+            if (spare) {
+                spare.process.kill();
                 log.info(`the bundled server is not needed: ${python} has aoti-lsp ${result.version}`);
             }
             return result;
         }
         tried.push(`${python} (${origin}): ${result.detail}`);
-        if (bundled) {
-            const usable = (await fits) ? await bundled.result : undefined;
-            if (usable && isStarted(usable)) {
-                return usable;
+        if (spare) {
+            const why = await misfit;
+            if (!why) {
+                return spare;
             }
-            bundled.child.kill();
+            spare.process.kill();
+            log.info(`${spare.origin}: stopped: ${why}`);
+            tried.push(`the bundled server: ${why}`);
         }
         if (explicit) {
             break;

@@ -16,12 +16,11 @@ from __future__ import annotations
 import itertools
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
 from aoti_lsp.analysis.findings import Edit, Fix, LazyFix, Related
-from aoti_lsp.analysis.records import replace
+from aoti_lsp.analysis.records import record, replace, set_field
 from aoti_lsp.analysis.names import Scope, _read_statement, read_scope
 from aoti_lsp.analysis.source import parser
 
@@ -35,33 +34,35 @@ DEFS = ("function_definition", "class_definition", "decorated_definition")
 GENERIC = frozenset({"numel", "shape[0]", "size(0)", "len(", "_check", "cond("})
 
 
-@dataclass(frozen=True)
+# records (records.py), not dataclasses: the server imports this module at its start
+@record("binds", "reads", "root", "sound", "guessed", frozen=True)
 class Info:
     """What a top-level statement means to the relevance closure (position-free: cached by text)."""
 
-    binds: frozenset[str]  # module-level names the statement binds (also under `global`)
-    reads: frozenset[str]  # names it spells that may be module-level (a function's own locals left out)
-    root: bool  # relevant by itself: a trigger token, a module-level assignment or import
-    sound: bool = True  # parsed without error, starting a line: its neighbours parse as they would alone
-    guessed: bool = False  # a broken edit's statements, read from their own parse (State.provisional)
+    def __init__(self, binds: frozenset[str], reads: frozenset[str], root: bool, sound: bool = True,
+                 guessed: bool = False):
+        set_field(self, "binds", binds)  # module-level names the statement binds (also under `global`)
+        set_field(self, "reads", reads)  # names it spells that may be module-level (a function's own locals left out)
+        set_field(self, "root", root)  # relevant by itself: a trigger token, a module-level assignment or import
+        # parsed without error, starting a line: its neighbours parse as they would alone
+        set_field(self, "sound", sound)
+        set_field(self, "guessed", guessed)  # a broken edit's statements, read from their own parse (State.provisional)
 
 
-@dataclass
+@record("data", "starts", "ends", "infos", "relevant", "reads", "binds", "tokens", "provisional")
 class State:
     """What an analysis of one text leaves for the next keystroke: its chunks as parallel
     lists, so that moving them past an edit is a list of ints, not thousands of objects."""
 
-    data: bytes
-    starts: list[int]
-    ends: list[int]
-    infos: list[Info]
-    relevant: list[bool]
-    reads: frozenset[str]  # every name the relevant chunks read
-    binds: frozenset[str]  # every name the relevant chunks bind
-    tokens: tuple[bytes, ...]
-    # an edit left a syntax error that was judged from its own statements' parse, not the
-    # file's: tree-sitter's recovery may reach further. verify() settles it with the file's tree
-    provisional: bool = False
+    def __init__(self, data: bytes, starts: list[int], ends: list[int], infos: list[Info], relevant: list[bool],
+                 reads: frozenset[str], binds: frozenset[str], tokens: tuple[bytes, ...], provisional: bool = False):
+        self.data, self.starts, self.ends, self.infos, self.relevant = data, starts, ends, infos, relevant
+        self.reads = reads  # every name the relevant chunks read
+        self.binds = binds  # every name the relevant chunks bind
+        self.tokens = tokens
+        # an edit left a syntax error that was judged from its own statements' parse, not the
+        # file's: tree-sitter's recovery may reach further. verify() settles it with the file's tree
+        self.provisional = provisional
 
 
 def anchor_tokens(config) -> tuple[bytes, ...]:
@@ -202,19 +203,20 @@ def state_from(data: bytes, starts: list[int], ends: list[int], infos: list[Info
     return State(data, starts, ends, infos, relevant, frozenset(reads), frozenset(binds), tokens)
 
 
-@dataclass(frozen=True)
+@record("start", "old_end", "delta", "lines", "kept", "moved", frozen=True)
 class Shift:
     """An edit of the text at [start, old_end) that changes nothing a rule sees: offsets at or
     after old_end move by delta."""
 
-    start: int
-    old_end: int
-    delta: int
-    lines: int = 0  # lines added (or removed, < 0) by the edit
-    # (0-based, in the old text) lines up to `kept` keep their number, lines from `moved` on
-    # move by `lines`; those between are the edit's own (shift_of)
-    kept: int = -1
-    moved: int = 1 << 62
+    def __init__(self, start: int, old_end: int, delta: int, lines: int = 0, kept: int = -1, moved: int = 1 << 62):
+        set_field(self, "start", start)
+        set_field(self, "old_end", old_end)
+        set_field(self, "delta", delta)
+        set_field(self, "lines", lines)  # lines added (or removed, < 0) by the edit
+        # (0-based, in the old text) lines up to `kept` keep their number, lines from `moved` on
+        # move by `lines`; those between are the edit's own (shift_of)
+        set_field(self, "kept", kept)
+        set_field(self, "moved", moved)
 
     def at(self, offset: int) -> int:
         return offset + self.delta if offset >= self.old_end else offset

@@ -44,13 +44,12 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left, bisect_right, insort
-from dataclasses import dataclass
 
 from aoti_lsp.analysis import incremental
 from aoti_lsp.analysis.engine import Context, Result, analyze
 from aoti_lsp.analysis.facts import MARK_DYNAMIC, SET_DEFAULT, SET_DTYPE
 from aoti_lsp.analysis.findings import LazyFix
-from aoti_lsp.analysis.records import replace
+from aoti_lsp.analysis.records import record, replace, set_field
 from aoti_lsp.analysis.source import Source
 
 FREE = incremental.WORD  # a name not after a dot (`self.runner`: not `runner`); `café` whole
@@ -67,18 +66,22 @@ JAGGED = ("AOTI201", "AOTI202")
 MAX_SLICE = 0.5  # of the chunks (of a file of more than 50): past that, a full analysis is as cheap
 
 
-@dataclass(frozen=True)
+# records (records.py), not dataclasses: the server imports this module at its start
+@record("binds", "now", "later", "definite", "setters", "nones", "hub", "ambient", frozen=True)
 class Piece:
     """What one chunk means to the slice (position-free: cached by text)."""
 
-    binds: frozenset[str]
-    now: frozenset[str]  # names read when the module runs
-    later: frozenset[str]  # names read in function bodies (their own locals left out)
-    definite: bool  # binds its names whenever the module runs (not under if/for/try)
-    setters: frozenset[str]  # names bound under `global` in a function
-    nones: frozenset[str]  # names somewhere set to None
-    hub: bool = False  # `import torch`: no rule reads who uses the module (checked: no finding in it)
-    ambient: bool = False  # spells a call read file-wide (AMBIENT)
+    def __init__(self, binds: frozenset[str], now: frozenset[str], later: frozenset[str], definite: bool,
+                 setters: frozenset[str], nones: frozenset[str], hub: bool = False, ambient: bool = False):
+        set_field(self, "binds", binds)
+        set_field(self, "now", now)  # names read when the module runs
+        set_field(self, "later", later)  # names read in function bodies (their own locals left out)
+        set_field(self, "definite", definite)  # binds its names whenever the module runs (not under if/for/try)
+        set_field(self, "setters", setters)  # names bound under `global` in a function
+        set_field(self, "nones", nones)  # names somewhere set to None
+        # `import torch`: no rule reads who uses the module (checked: no finding in it)
+        set_field(self, "hub", hub)
+        set_field(self, "ambient", ambient)  # spells a call read file-wide (AMBIENT)
 
 
 _PIECES: dict[tuple, Piece] = {}
@@ -513,28 +516,22 @@ def _no(reason: str) -> None:
     return None
 
 
-@dataclass
+@record("start", "old_end", "new_end", "p", "q", "gates", "rules", "jagged", "live", "loud", "window", "nodes",
+        "new_infos", "new_pieces", "broken_now", "starts", "ends", "pieces", "infos")
 class _Edit:
     """An edit of the entry's text confined to whole top-level statements, read from their own parse."""
-    start: int
-    old_end: int
-    new_end: int
-    p: int  # edited statements: entry indices p .. n-q-1
-    q: int
-    gates: tuple
-    rules: tuple
-    jagged: bool
-    live: bool  # AOTI201/AOTI202 may report somewhere in the old or new text (a loud key: _loud_keys)
-    loud: frozenset
-    window: bytes
-    nodes: list  # the edited statements, parsed from the window
-    new_infos: list
-    new_pieces: list
-    broken_now: bool
-    starts: list
-    ends: list
-    pieces: list
-    infos: list
+
+    def __init__(self, start: int, old_end: int, new_end: int, p: int, q: int, gates: tuple, rules: tuple,
+                 jagged: bool, live: bool, loud: frozenset, window: bytes, nodes: list, new_infos: list,
+                 new_pieces: list, broken_now: bool, starts: list, ends: list, pieces: list, infos: list):
+        self.start, self.old_end, self.new_end = start, old_end, new_end
+        self.p, self.q = p, q  # edited statements: entry indices p .. n-q-1
+        self.gates, self.rules, self.jagged = gates, rules, jagged
+        self.live = live  # AOTI201/AOTI202 may report somewhere in the old or new text (a loud key: _loud_keys)
+        self.loud, self.window = loud, window
+        self.nodes = nodes  # the edited statements, parsed from the window
+        self.new_infos, self.new_pieces, self.broken_now = new_infos, new_pieces, broken_now
+        self.starts, self.ends, self.pieces, self.infos = starts, ends, pieces, infos
 
 
 def _edit(entry: Entry, source: Source, config, project, tokens) -> _Edit | None:

@@ -21,7 +21,6 @@ from aoti_lsp.lsp.convert import SOURCE, diagnostic
 from aoti_lsp.analysis.noqa import add_code
 from aoti_lsp.analysis.positions import LineIndex
 from aoti_lsp.project.project import Project
-from aoti_lsp.fixes.project_fix import fix_project
 from aoti_lsp.rules import all_rules
 from aoti_lsp.analysis.source import Source
 
@@ -308,6 +307,8 @@ def _fix_all(ls, opened: Opened, unsafe: bool, codes: list[str] | None = None) -
     if unsafe:  # the migration: planned on a copy of the project, as the server does for a file
         project = Project(summaries=dict(ls.project.summaries), root=ls.project.root)
         project.reader = ls.open_data
+        from aoti_lsp.fixes.project_fix import fix_project  # here: opening a notebook does not need it
+
         fixed = fix_project([opened.source], cfg, True, project)
         ours = fixed.pop(opened.path, None)
         new, others = (ours.new if ours else opened.source.data), fixed

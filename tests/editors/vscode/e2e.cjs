@@ -12,7 +12,8 @@ const { env, result, stepper, drive } = require('./browser.cjs');
 const url = env('AOTI_URL');
 const folder = env('AOTI_FOLDER');
 const file = env('AOTI_FILE'); // relative to folder
-// main: the whole session below; bundled: only open the file and see the findings.
+// main: the whole session below; bundled: only open the file and see the findings; refused:
+// only read the notification that the server could not start.
 const scenario = env('AOTI_SCENARIO');
 // The text editor of the active editor group (not the Problems filter, hovers or inputs).
 const EDITOR_TEXT = '.part.editor .editor-group-container.active .editor-instance .monaco-editor .view-lines';
@@ -31,6 +32,17 @@ async function run(page, shot) {
     }
     if (scenario === 'explain') {
         await explainScenario(page, shot);
+        return;
+    }
+    if (scenario === 'refused') {
+        // an interpreter that neither has aoti-lsp nor fits the bundle: one notification says why
+        const toast = page.locator('.notification-toast', { hasText: 'aoti-lsp could not start' });
+        await toast.first().waitFor();
+        await page.waitForTimeout(1500); // a second notification would show up by now
+        result.notifications = await page.$$eval('.notification-toast .notification-list-item-message',
+            (ts) => ts.map((t) => t.textContent.trim()));
+        await shot('vscode-refused.png');
+        step('refused');
         return;
     }
 
@@ -65,6 +77,9 @@ async function run(page, shot) {
     step('status bar');
     if (scenario === 'bundled') {
         await shot('vscode-bundled.png');
+        if (process.env.AOTI_CRASH_ORIGIN) {
+            await crashServer(page);
+        }
         return;
     }
     const flagged = env('AOTI_FLAGGED'); // "line:column", 1-based, inside the deprecated call
@@ -174,6 +189,56 @@ async function run(page, shot) {
         return editor ? editor.textContent : null;
     });
     step('not installed');
+}
+
+/** The parent pid of `pid`, from /proc (undefined once it has gone). */
+function parentOf(pid) {
+    try {
+        return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop().trim().split(' ')[1];
+    } catch {
+        return undefined;
+    }
+}
+
+// Kills the server that $AOTI_CRASH_ORIGIN spawned (its pid from the output channel's log under
+// $AOTI_LOGS): the client starts the same command again. Its command line and PYTHONPATH go to
+// the result, and the status bar counts the findings again.
+async function crashServer(page) {
+    const origin = env('AOTI_CRASH_ORIGIN');
+    const logs = (dir) => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? logs(path.join(dir, e.name)) : e.name === 'aoti-lsp.log' ? [path.join(dir, e.name)] : []);
+    const text = logs(env('AOTI_LOGS')).map((f) => fs.readFileSync(f, 'utf8')).join('');
+    const line = text.split('\n').find((l) => l.includes(`] ${origin}: spawned `));
+    const pid = line && /\(pid (\d+)\)/.exec(line)?.[1];
+    if (!pid) {
+        throw new Error(`no pid for ${origin} in the output channel:\n${text}`);
+    }
+    const host = parentOf(pid);
+    process.kill(Number(pid), 'SIGKILL');
+    step('server killed');
+    const deadline = Date.now() + 30000;
+    while (!result.restarted && Date.now() < deadline) {
+        for (const other of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n) && n !== pid)) {
+            try {
+                const cmdline = fs.readFileSync(`/proc/${other}/cmdline`, 'utf8').split('\0').slice(0, -1);
+                if (parentOf(other) === host && cmdline.slice(-2).join(' ') === 'aoti_lsp serve') {
+                    const environ = fs.readFileSync(`/proc/${other}/environ`, 'utf8').split('\0');
+                    const pythonpath = (environ.find((v) => v.startsWith('PYTHONPATH=')) ?? '').slice('PYTHONPATH='.length);
+                    result.restarted = { cmdline, pythonpath };
+                }
+            } catch {
+                // a process that ended meanwhile
+            }
+        }
+        await page.waitForTimeout(100);
+    }
+    if (!result.restarted) {
+        throw new Error(`no server started again after the kill of ${pid}`);
+    }
+    step('server started again');
+    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
+        .some((e) => /aoti-lsp: 4/.test(e.textContent)));
+    step('findings again');
 }
 
 // "aoti-lsp: Explain crash log": the model file open, the log selected, the package typed into
