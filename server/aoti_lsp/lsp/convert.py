@@ -59,11 +59,28 @@ def noqa_edit(source: Source, finding: Finding, encoding: str) -> dict:
     new = add_code(old, finding.code)
     # only the span that changes (the line's end, or its noqa comment): the whole line rode in
     # every diagnostic's data before (740 KB of a dense file's 5.2 MB report)
-    head = len(os.path.commonprefix([old, new]))
-    tail = len(os.path.commonprefix([old[head:][::-1], new[head:][::-1]]))
+    head = _common_head(old, new)
+    tail = _common_head(old[head:][::-1], new[head:][::-1])
     a = start + len(old[:head].encode("utf-8"))
     b = start + len(body) - len(old[len(old) - tail:].encode("utf-8"))
     return text_edits(source.lines, [Edit(a, b, new[head:len(new) - tail])], encoding)[0]
+
+
+def _common_head(a: str, b: str) -> int:
+    """The length of the longest common prefix of `a` and `b`. Usually one holds the other
+    whole (a noqa comment appended): one comparison in C, not os.path.commonprefix's loop over
+    characters (~30 ms of a dense file's first report)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def fix_data(source: Source, fix, encoding: str, caps, other_data=None) -> dict | None:
