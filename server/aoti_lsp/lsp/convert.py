@@ -373,6 +373,7 @@ def _move_lines(d: types.Diagnostic, n: int, uri: str, after: int = -1) -> types
 _JSON = _Memo()  # diagnostic -> [its JSON or None, (JSON pieces, the lines between) or None]
 _CONVERTER = None
 _SLOT = "\ue000aoti-line\ue000"  # a line number to fill in; json.dumps writes it as an escape
+_COMPACT = (",", ":")  # no blank after each separator: 7% of a dense file's 4.8 MB report
 
 
 def encoded(d: types.Diagnostic) -> str:
@@ -388,9 +389,9 @@ def encoded(d: types.Diagnostic) -> str:
             hit[0] = "".join(out)
         else:
             try:  # data that is not plain JSON fails here (_not_plain) and takes the converter
-                hit[0] = json.dumps(_unstructure(d, False), default=_not_plain)
+                hit[0] = json.dumps(_unstructure(d, False), default=_not_plain, separators=_COMPACT)
             except TypeError:
-                hit[0] = json.dumps(_converter().unstructure(d))
+                hit[0] = json.dumps(_converter().unstructure(d), separators=_COMPACT)
     return hit[0]
 
 
@@ -479,7 +480,7 @@ def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
     for e in _edits(plain.get("data")):
         if "uri" not in e:
             slot_range(e["range"])
-    parts = json.dumps(plain).split(json.dumps(_SLOT))
+    parts = json.dumps(plain, separators=_COMPACT).split(json.dumps(_SLOT))
     if len(parts) != len(lines) + 1:  # the marker inside a message: no slots, JSON made anew
         raise ValueError("line slots")
     if hit is not None:
