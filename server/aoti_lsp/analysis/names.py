@@ -125,7 +125,9 @@ class Names:
                 return self._climb(node)  # a node spanning just what a def spans: ask the tree
             if n_start <= start and end <= n_end:
                 continue  # the def's own name
-            scope = self._scope(opener, self.scope_of(opener))
+            scope = self._scopes.get(opener.id)  # made already: no need of the scope around it
+            if scope is None:
+                scope = self._scope(opener, self.scope_of(opener))
             break
         memo[node.id] = scope
         return scope
