@@ -391,7 +391,7 @@ def encoded(d: types.Diagnostic) -> str:
             hit[0] = "".join(out)
         else:
             try:  # data that is not plain JSON fails here (_not_plain) and takes the converter
-                hit[0] = json.dumps(_unstructure(d, False), default=_not_plain, separators=_COMPACT)
+                hit[0] = _ENCODE(_unstructure(d, False))
             except TypeError:
                 hit[0] = json.dumps(_converter().unstructure(d), separators=_COMPACT)
     return hit[0]
@@ -399,6 +399,10 @@ def encoded(d: types.Diagnostic) -> str:
 
 def _not_plain(value):
     raise TypeError(value)
+
+
+# one encoder for every diagnostic: json.dumps with any option makes a JSONEncoder per call
+_ENCODE = json.JSONEncoder(default=_not_plain, separators=_COMPACT).encode
 
 
 def _unstructure(d: types.Diagnostic, check: bool = True) -> dict:
