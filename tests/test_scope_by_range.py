@@ -7,7 +7,6 @@ import random
 from pathlib import Path
 
 import pytest
-
 from aoti_lsp.analysis.names import Names
 from aoti_lsp.analysis.source import descendants, parser
 
