@@ -44,3 +44,22 @@ def test_a_code_joins_an_existing_noqa_comment_in_place():
     (finding,) = [f for f in analyze(source).findings if f.code == "AOTI001"]
     edit = noqa_edit(source, finding, "utf-16")
     assert edit["newText"] == ", AOTI001" and edit["range"]["start"] == edit["range"]["end"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_the_noqa_edit_counts_units_as_positions_do(encoding):
+    """Its columns are counted on its line directly: the same as LineIndex.position says."""
+    data = ("import torch\nso = torch._export.aot_compile(m, ('é😀',))  # noqa: E501 \N{SNOWMAN}\n"
+            "so = torch._export.aot_compile(m, ('é😀',))   \r\n").encode()
+    source = Source(data, "t.py")
+    findings = [f for f in analyze(source).findings if f.code == "AOTI001"]
+    assert len(findings) == 2
+    for finding in findings:
+        edit = noqa_edit(source, finding, encoding)
+        line = source.lines.line_of(finding.start)
+        body = source.lines.line_bytes(line).decode()
+        new = add_code(body.rstrip("\r"), finding.code)
+        head = next((i for i, (a, b) in enumerate(zip(body, new)) if a != b), min(len(body), len(new)))
+        start = source.lines.starts[line] + len(body[:head].encode())
+        assert (edit["range"]["start"]["line"], edit["range"]["start"]["character"]) == \
+            source.lines.position(start, encoding)

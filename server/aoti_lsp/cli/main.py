@@ -140,8 +140,22 @@ def _rule(argv: list[str]) -> int:
     return 0
 
 
-def check(args) -> int:
+def _batch_gc() -> None:
+    """A check is a batch: what its analyses make (trees' wrappers, facts, findings) lives until
+    the report, and almost none of it is cyclic garbage (~100 objects of a dense 20k-line
+    file's ~700k), so each young collection only traverses survivors: ~45 ms of that file's
+    check at the server's threshold (tune_gc). Here one comes every 1,000,000 net allocations
+    (memory stays bounded over a project of any size); what the imports made is frozen (it
+    never becomes garbage: no older collection traverses it again)."""
+    import gc
+
     tune_gc()
+    gc.freeze()
+    gc.set_threshold(1_000_000, *gc.get_threshold()[1:])
+
+
+def check(args) -> int:
+    _batch_gc()
     paths = args.paths or ["."]
     for flag in ("select", "extend_select", "ignore"):
         configmod.check_codes(getattr(args, flag), f"'--{flag.replace('_', '-')}'")
