@@ -8,6 +8,7 @@ the slice handled are counted: the tests fail if too few were (they would prove 
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ import inprocess
 from differential import generated_source
 import pytest
 from aoti_lsp.analysis import slice as slice_mod
+from aoti_lsp.lsp.convert import encoded
 from aoti_lsp.project.config import Config
 from aoti_lsp.analysis.engine import analyze
 from aoti_lsp.project.project import Project, summarize
@@ -356,7 +358,10 @@ def test_enter_keystrokes_keep_their_analysis_and_the_slice_follows():
             version += 1
             doc.apply([types.TextDocumentContentChangePartial(range=types.Range(at, at), text=typed)], version, "utf-16")
             items = ls.diagnostics(doc)
-            assert items == inprocess.fresh_diagnostics(doc), f"edit {version}: diagnostics differ from a fresh server's"
+            fresh = inprocess.fresh_diagnostics(doc)
+            assert items == fresh, f"edit {version}: diagnostics differ from a fresh server's"
+            # and so does what is sent: the JSON of a diagnostic whose message was rewritten in place
+            assert [json.loads(encoded(d)) for d in items] == [json.loads(encoded(d)) for d in fresh]
     assert whole == 0, f"{whole} of 24 keystrokes needed a whole analysis: {slice_mod.WHY}"
 
 
