@@ -7,8 +7,9 @@ For two generated 20k-line files, written outside any git work tree:
   dense: AOTI sites all through it (scripts/bench.py's generator, >= 4,000 diagnostics);
 it measures the first diagnostics (didOpen -> the first full report), then 40 keystrokes (one
 character inserted or deleted inside a function body, each timed from sending didChange to the
-diagnostics arriving), and `aoti-lsp --check` of the dense file as a whole process. After the
-40 edits the diagnostics must equal a fresh server's on the final text (code + range).
+diagnostics arriving), then 10 Enters (a new line, indented, at the end of a line in a function
+body: every line after it moves), and `aoti-lsp --check` of the dense file as a whole process.
+After the edits the diagnostics must equal a fresh server's on the final text (code + range).
 
 Exit 1 when a run errors, the server dies, a report is empty or holds fewer diagnostics than
 `--check` finds, or the diagnostics after the edits differ from a fresh server's.
@@ -36,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402  (its generator: scripts/bench.py section a)
 
 KEYSTROKES = int(os.environ.get("AOTI_BENCH_KEYS", 40))
+ENTERS = int(os.environ.get("AOTI_BENCH_ENTERS", 10))  # then Enter keystrokes (new lines), reported apart
 TIMEOUT = float(os.environ.get("AOTI_BENCH_LIMIT", 120))  # seconds for one answer
 GAP_S = 0.05  # between keystrokes: typing, not a pause (the server settles after 1 s)
 GOALS = {  # (median keystroke ms, worst keystroke ms, first diagnostics ms)
@@ -276,6 +278,18 @@ def keystroke(text: str, rng: random.Random) -> tuple[int, int, int, str]:
         return i, at, at + 1, ""
 
 
+def enter(text: str, rng: random.Random) -> tuple[int, int, int, str]:
+    """Enter at the end of a line inside a function body: a new line indented as that one (what
+    an editor inserts). Lines that add or remove lines move every line a message names after it."""
+    lines = text.split("\n")
+    while True:
+        i = rng.randrange(len(lines) - 1)
+        line = lines[i]
+        if line.startswith("    ") and line.strip() and not line.lstrip().startswith(("#", "@")):
+            indent = line[:len(line) - len(line.lstrip())]
+            return i, len(line), len(line), "\n" + indent
+
+
 def key(d: dict) -> tuple:
     r = d["range"]
     return (d.get("code"), r["start"]["line"], r["start"]["character"], r["end"]["line"], r["end"]["character"])
@@ -315,6 +329,14 @@ def run_file(name: str, path: Path, push: bool, profile: Path | None) -> dict:
                 failures.append(f"{name}: a keystroke's diagnostics came back empty")
             time.sleep(GAP_S)
         out["keys"] = keys
+        enters = []
+        for _ in range(ENTERS):
+            line, col, end, new = enter(ed.text, rng)
+            enters.append(ed.edit(line, col, end, new))
+            if not ed.items:
+                failures.append(f"{name}: an Enter's diagnostics came back empty")
+            time.sleep(GAP_S)
+        out["enters"] = enters
         typed = sorted(map(key, ed.items))
         ed.pause(3.0)  # typing paused: what the server settles
         settled = sorted(map(key, ed.items))
@@ -334,7 +356,7 @@ def run_file(name: str, path: Path, push: bool, profile: Path | None) -> dict:
         fresh.close()
         fresh_path.unlink()
     out["n"] = len(typed)
-    for label, got in (("right after the 40th keystroke", typed), ("once typing paused", settled)):
+    for label, got in (("right after the last keystroke", typed), ("once typing paused", settled)):
         if got != want:
             extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
             failures.append(f"{name}: diagnostics {label} differ from a fresh server's ({len(got)} vs {len(want)}; "
@@ -358,6 +380,11 @@ def report(name: str, r: dict, mode: str) -> None:
         print(f"  keystroke median {med:.1f} ms{verdict(med, med_goal)}")
         print(f"  keystroke worst of {len(keys)} {worst:.1f} ms{verdict(worst, worst_goal)}; "
               f"p90 {sorted(keys)[int(len(keys) * 0.9)]:.1f} ms; first keystroke {keys[0]:.1f} ms")
+    enters = r.get("enters") or []
+    if enters:  # judged as keystrokes too: Enter is one
+        med, worst = statistics.median(enters), max(enters)
+        print(f"  Enter median {med:.1f} ms{verdict(med, med_goal)}, worst of {len(enters)} {worst:.1f} ms"
+              f"{verdict(worst, worst_goal)}")
 
 
 def inside(name: str, text: str, keys: int = 12) -> None:
