@@ -321,22 +321,13 @@ def run_file(name: str, path: Path, push: bool, profile: Path | None) -> dict:
             failures.append(f"{name}: the first diagnostics hold {len(ed.items)}, --check finds {expected}")
         ed.pause(3.0)  # after opening: the whole file's analysis, the summary (guards.SETTLE_S)
         rng = random.Random(24)
-        keys = []
-        for _ in range(KEYSTROKES):
-            line, col, end, new = keystroke(ed.text, rng)
-            keys.append(ed.edit(line, col, end, new))
-            if not ed.items:
-                failures.append(f"{name}: a keystroke's diagnostics came back empty")
-            time.sleep(GAP_S)
-        out["keys"] = keys
-        enters = []
-        for _ in range(ENTERS):
-            line, col, end, new = enter(ed.text, rng)
-            enters.append(ed.edit(line, col, end, new))
-            if not ed.items:
-                failures.append(f"{name}: an Enter's diagnostics came back empty")
-            time.sleep(GAP_S)
-        out["enters"] = enters
+        for label, edit, count in (("keys", keystroke, KEYSTROKES), ("enters", enter, ENTERS)):
+            out[label] = []
+            for _ in range(count):
+                out[label].append(ed.edit(*edit(ed.text, rng)))
+                if not ed.items:
+                    failures.append(f"{name}: the diagnostics after an edit ({edit.__name__}) came back empty")
+                time.sleep(GAP_S)
         typed = sorted(map(key, ed.items))
         ed.pause(3.0)  # typing paused: what the server settles
         settled = sorted(map(key, ed.items))
