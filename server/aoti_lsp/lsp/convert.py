@@ -232,14 +232,22 @@ def _remessaged(d: types.Diagnostic, f: Finding) -> types.Diagnostic | None:
                 parts = [p.replace(key, said) for p in parts]
     related = [n if n.message == r.message else types.DiagnosticRelatedInformation(n.location, r.message)
                for n, r in zip(notes, f.related)] or d.related_information
-    out = types.Diagnostic(range=d.range, message=f.message, severity=d.severity, code=d.code,
-                           code_description=d.code_description, source=d.source, tags=d.tags,
-                           related_information=related, data=d.data)
+    out = _like(d, message=f.message, related_information=related)
     _JSON.put(out, [text, (parts, template[1]) if parts is not None else None])
     lines = _LINES.get(d)
     if lines is not None:
         _LINES.put(out, lines)
     return out
+
+
+def _like(d: types.Diagnostic, **changed) -> types.Diagnostic:
+    """A new diagnostic: `d` with some fields changed (a made one is never changed in place: its
+    JSON is memoised by identity)."""
+    fields = {"range": d.range, "message": d.message, "severity": d.severity, "code": d.code,
+              "code_description": d.code_description, "source": d.source, "tags": d.tags,
+              "related_information": d.related_information, "data": d.data}
+    fields.update(changed)
+    return types.Diagnostic(**fields)
 
 
 def _message_json(message: str) -> str:
@@ -401,9 +409,7 @@ def _move_lines(d: types.Diagnostic, n: int, uri: str, after: int = -1) -> types
     related = d.related_information and [
         types.DiagnosticRelatedInformation(types.Location(r.location.uri, rng(r.location.range)), r.message)
         if r.location.uri == uri else r for r in d.related_information]
-    moved = types.Diagnostic(range=rng(d.range), message=d.message, severity=d.severity, code=d.code,
-                             code_description=d.code_description, source=d.source, tags=d.tags,
-                             related_information=related, data=data)
+    moved = _like(d, range=rng(d.range), related_information=related, data=data)
     _encode_moved(moved, d, line, uri)
     hit = _LINES.get(d)
     if hit is not None and hit[0] == uri:  # its lines, moved (in order: none was touched)
