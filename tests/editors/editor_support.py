@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 import os
 import re
+import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -71,6 +73,21 @@ def editor_env(home: Path) -> dict[str, str]:
         (home / sub).mkdir(parents=True, exist_ok=True)
         env[var] = str(home / sub)
     return env
+
+
+def start_server_once(env: dict[str, str], cwd: Path) -> None:
+    """One server session (initialize, shutdown, exit) with `env`, as a user's earlier session
+    leaves the generated-code cache (`$XDG_CACHE_HOME/aoti-lsp/`, lsp/codecache.py): a window the
+    tests time is a fresh window, not the machine's first start ever."""
+    frames = b""
+    for msg in ({"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}}},
+                {"method": "initialized", "params": {}}, {"id": 2, "method": "shutdown"}, {"method": "exit"}):
+        body = json.dumps({"jsonrpc": "2.0", **msg}).encode()
+        frames += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    proc = subprocess.run([sys.executable, "-m", "aoti_lsp", "serve"], input=frames, env=env, cwd=cwd,
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    assert list((Path(env["XDG_CACHE_HOME"]) / "aoti-lsp").glob("generated-code-*")), "no code cache written"
 
 
 def check_migrated(path: Path) -> str:

@@ -34,6 +34,7 @@ from editor_support import (
     editor_env,
     missing_tool,
     require_executable,
+    start_server_once,
 )
 
 EXTENSION = REPO / "vscode-extension"
@@ -96,6 +97,7 @@ def running_code_server(tmp_path: Path, workspace: Path, artifacts: Path, vsix: 
     require_executable("code-server", CODE_SERVER)
     env = editor_env(tmp_path / "cs-home")
     env["PATH"] = f"{Path(node).parent}{os.pathsep}{env['PATH']}"
+    start_server_once(env, workspace)
     data, extensions = tmp_path / "cs-data", tmp_path / "cs-extensions"
     base = [str(CODE_SERVER), "--config", str(tmp_path / "cs-config.yaml"), "--user-data-dir", str(data),
             "--extensions-dir", str(extensions)]

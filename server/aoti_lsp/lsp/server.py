@@ -18,6 +18,10 @@ import asyncio
 import sys
 from enum import Enum
 
+from aoti_lsp.lsp import codecache
+
+codecache.install()  # before lsprotocol: its classes' generated code, compiled once per machine
+
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
@@ -439,6 +443,17 @@ def initialized(ls: AotiServer, params):
             ]))]))
     task = asyncio.ensure_future(ls.index_workspace())
     task.add_done_callback(_index_done)
+    # by then the first diagnostics have gone out: what their conversion generated is kept too
+    asyncio.get_running_loop().call_later(CODE_CACHE_SAVE_S, _save_code)
+
+
+CODE_CACHE_SAVE_S = 3.0
+
+
+def _save_code() -> None:
+    if codecache.save():
+        hits, compiled = codecache.counts()
+        log.info("generated code cache %s: %d read, %d compiled this start", codecache.cache_path(), hits, compiled)
 
 
 def _index_done(task) -> None:
@@ -852,6 +867,7 @@ def serve() -> int:
         logging.getLogger("pygls").setLevel(logging.ERROR)  # e.g. "Cancel notification for unknown message id"
     tune_gc()
     server.start_io(StdinFrames(sys.stdin.buffer))
+    _save_code()
     return server.exit_code
 
 
