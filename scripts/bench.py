@@ -73,10 +73,10 @@ def installed() -> Path:
                           capture_output=True, text=True, check=True).stdout.strip()
     (Path(site) / "aoti_lsp.pth").write_text(f"{ROOT / 'server'}\n{sysconfig.get_paths()['purelib']}\n")
     script = venv / "bin" / "aoti-lsp"  # pip's console-script template
-    script.write_text(f"#!{py}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom aoti_lsp.cli.main import main\n"
+    script.write_text(f"#!{py}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom aoti_lsp.cli.main import run\n"
                       "if __name__ == '__main__':\n"
                       "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
-                      "    sys.exit(main())\n")
+                      "    sys.exit(run())\n")
     script.chmod(0o755)
     return py
 

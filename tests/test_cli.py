@@ -190,3 +190,26 @@ def test_parallel_run_matches_serial(proj, capsys):
     assert run(capsys, "--check", "--fix", "--unsafe-fixes", "-j", "2", ".")[0] == 0
     assert "aoti_compile_and_package" in (proj / "bad.py").read_text()
     assert 'runner(torch.randn(4, 8, device="cuda"))' in (proj / "app.py").read_text()
+
+
+def test_the_process_ends_without_teardown_and_loses_nothing(tmp_path: Path):
+    """`aoti-lsp` ends with os._exit after main (cli.main.run): the atexit handlers run first
+    (multiprocessing's joins: no worker outlives the run), the output is whole through a pipe,
+    and the exit code is main's."""
+    bad = "import torch\nfrom torch._export import aot_compile\n\ndef build(m, x):\n    return aot_compile(m, (x,))\n"
+    for i in range(80):  # >= runner.PARALLEL_MIN files to check, -j 2 without auto: the pool runs
+        (tmp_path / f"m{i}.py").write_text(bad if i % 8 == 0 else f"import torch\nX{i} = torch.zeros({i})\n")
+    (tmp_path / "clean.py").write_text("Y = 1\n")
+    script = ("import atexit, sys; atexit.register(lambda: print('atexit ran', 'multiprocessing' in sys.modules, "
+              "file=sys.stderr)); "
+              "from aoti_lsp.cli.main import run; sys.argv[0] = 'aoti-lsp'; run()")
+    for args, code in ((["--check", "--no-cache", "-j", "2", "--output-format", "json", "."], 1),
+                       (["--check", "--no-cache", "clean.py"], 0), (["--check", "missing.py"], 2)):
+        proc = subprocess.run([sys.executable, "-c", script, *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == code, (args, proc.stderr)
+        assert proc.stderr.rstrip().endswith(f"atexit ran {'-j' in args}"), proc.stderr
+        if "json" in args:
+            assert len(json.loads(proc.stdout)) == 10  # the whole report, parsed
+    gone = subprocess.run(["pgrep", "-f", f"aoti-lsp.*{tmp_path}"], capture_output=True, text=True)
+    assert gone.stdout == "", gone.stdout

@@ -9,6 +9,6 @@ if sys.argv[1:] == ["--version"]:
     print(f"aoti-lsp {__version__}")
     sys.exit(0)
 
-from aoti_lsp.cli.main import main  # noqa: E402
+from aoti_lsp.cli.main import run  # noqa: E402
 
-sys.exit(main())
+run()
