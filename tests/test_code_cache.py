@@ -96,3 +96,13 @@ def test_a_folder_others_can_write_or_a_symlink_is_not_used(tmp_path: Path):
     (linked / "aoti-lsp").symlink_to(good / "aoti-lsp", target_is_directory=True)
     out = start(linked)
     assert out["counts"][0] == 0 and not out["wrote"], out
+
+
+def test_a_relative_cache_folder_means_no_cache_and_nothing_written_in_the_working_folder(tmp_path: Path):
+    # (as `~/.cache` would be where no home folder is known)
+    proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "XDG_CACHE_HOME": "relative/cache"}, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["counts"] == [0, 0] and not out["wrote"] and out["path"] is None and out["same"]
+    assert list(tmp_path.iterdir()) == []

@@ -31,8 +31,12 @@ _path: str | None = None
 _installed = False
 
 
-def cache_path() -> str:
+def cache_path() -> str | None:
+    """The cache file, or None where no absolute cache folder is known (no HOME: `~` would be
+    a folder of that name in the working directory, a user's project)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):
+        return None
     tag = importlib.util.MAGIC_NUMBER.hex() + "-" + sys.implementation.cache_tag
     return os.path.join(base, "aoti-lsp", f"generated-code-{tag}.marshal")
 
@@ -68,7 +72,7 @@ def _compiler(module) -> callable:
     def compile_(source, filename, mode, *args, **kwargs):
         if args or kwargs or not isinstance(source, str) or not isinstance(filename, str):
             return compile(source, filename, mode, *args, **kwargs)
-        key = (filename, mode, flags, hashlib.sha1(source.encode()).digest())
+        key = (filename, mode, flags, hashlib.sha1(source.encode(), usedforsecurity=False).digest())
         code = _codes.get(key)
         if code is not None:
             _counts[0] += 1
@@ -87,13 +91,19 @@ def install() -> None:
     global _path, _installed
     if _installed or os.environ.get("AOTI_LSP_NO_CODE_CACHE"):
         return
-    import attr._make
-    import cattrs.gen
-    import cattrs.gen.typeddicts
+    try:
+        import attr._make
+        import cattrs.gen
+        import cattrs.gen.typeddicts
 
-    _path = cache_path()
+        modules = (attr._make, cattrs.gen, cattrs.gen.typeddicts)
+        _path = cache_path()
+    except Exception:  # another attrs/cattrs layout: the server starts as before
+        return
+    if _path is None:
+        return
     _codes.update(_load(_path))
-    for module in (attr._make, cattrs.gen, cattrs.gen.typeddicts):
+    for module in modules:
         # they call the builtin by its global name: a module global comes first
         module.compile = _compiler(module)
     _installed = True
