@@ -202,7 +202,7 @@ def test_the_process_ends_without_teardown_and_loses_nothing(tmp_path: Path):
     (tmp_path / "clean.py").write_text("Y = 1\n")
     script = ("import atexit, sys; atexit.register(lambda: print('atexit ran', 'multiprocessing' in sys.modules, "
               "file=sys.stderr)); "
-              "from aoti_lsp.cli.main import run; sys.argv[0] = 'aoti-lsp'; run()")
+              f"from aoti_lsp.cli.main import run; sys.argv[0] = 'aoti-lsp'; run()  # {tmp_path.name}-marker")
     for args, code in ((["--check", "--no-cache", "-j", "2", "--output-format", "json", "."], 1),
                        (["--check", "--no-cache", "clean.py"], 0), (["--check", "missing.py"], 2)):
         proc = subprocess.run([sys.executable, "-c", script, *args], cwd=tmp_path, capture_output=True,
@@ -211,5 +211,6 @@ def test_the_process_ends_without_teardown_and_loses_nothing(tmp_path: Path):
         assert proc.stderr.rstrip().endswith(f"atexit ran {'-j' in args}"), proc.stderr
         if "json" in args:
             assert len(json.loads(proc.stdout)) == 10  # the whole report, parsed
-    gone = subprocess.run(["pgrep", "-f", f"aoti-lsp.*{tmp_path}"], capture_output=True, text=True)
-    assert gone.stdout == "", gone.stdout
+    # a forked worker has its parent's command line, marker included
+    gone = subprocess.run(["pgrep", "-f", f"{tmp_path.name}-marker"], capture_output=True, text=True)
+    assert gone.returncode == 1 and gone.stdout == "", gone.stdout

@@ -62,7 +62,7 @@ def _load(path: str) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _compiler(module) -> callable:
+def _compiler(module):
     """A `compile` for `module`: its future flags (what its own calls inherit), and the cache."""
     flags = 0
     for name, value in vars(module).items():
