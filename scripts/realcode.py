@@ -264,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
             if unknown:
                 raise UsageError(f"unknown site ids: {', '.join(sorted(unknown))}")
             sites = [s for s in sites if s["id"] in args.only]
+        by_hand = [s for s in sites if s.get("unfetchable")]  # listed, never materialised
+        sites = [s for s in sites if not s.get("unfetchable")]
         repos = list(dict.fromkeys(s["repo"] for s in sites))
         if args.fetch_list:
             for repo in repos:
@@ -288,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"realcode: error: {exc}", file=sys.stderr)
         return 2
     report(results)
+    for s in by_hand:
+        print(f"not scored (cannot be fetched here: {s['unfetchable']}): {s['id']} ({s['repo']} {s['path']}:{s['line']}), "
+              f"label {s['label']}, judged by hand")
     if missing:
         print(f"not scored (not fetched): {', '.join(missing)}")
     if args.json:

@@ -351,3 +351,89 @@ def test_files_aoti_wrote_beside_an_artifact_are_not_its_readers(tmp_path):
     (root / "gen" / "c5x.wrapper.cpp").write_text('// loads "m.so"\n')
     out = _diff(root)
     assert 'package_path=os.path.abspath("artifacts/m.pt2")' in out.stdout, out.stderr
+
+
+# The official AOTInductor Python-runtime tutorial's shape: an options dict holding only the output
+# path, with other inductor keys added later in a branch (`.update({...})` or `opts["k"] = v`).
+TUTORIAL = """
+    import os
+    import torch
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+    with torch.inference_mode():
+        opts = {
+            "aot_inductor.output_path": os.path.join(os.getcwd(), "net.so"),
+        }
+        if torch.cuda.is_available():
+            device = "cuda"
+            opts.update({"max_autotune": True})
+        else:
+            device = "cpu"
+            opts["epilogue_fusion"] = False
+        x = torch.randn(4, 8, device=device)
+        ep = torch.export.export(Net().to(device), (x,), dynamic_shapes={"x": {0: torch.export.Dim("b", min=2, max=32)}})
+        so = torch._inductor.aot_compile(ep.module(), (x,), options=opts)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    runner = torch._export.aot_load(os.path.join(os.getcwd(), "net.so"), device)
+"""
+
+
+def test_options_given_more_keys_later_keep_them_for_inductor_configs(tmp_path):
+    root = _project(tmp_path, {"tutorial.py": TUTORIAL})
+    out = _diff(root)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "not fixed" not in out.stderr, out.stderr
+    added = [line[1:].strip() for line in out.stdout.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    removed = [line[1:].strip() for line in out.stdout.splitlines() if line.startswith("-") and not line.startswith("---")]
+    # the entry leaves the dict, whose statement and later writes stay; the dict is what configures inductor
+    assert removed[0] == '"aot_inductor.output_path": os.path.join(os.getcwd(), "net.so"),', out.stdout
+    assert "opts = {" not in removed and 'opts.update({"max_autotune": True})' not in removed
+    assert ('so = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(os.getcwd(), "net.pt2"), '
+            'inductor_configs=opts)') in added  # the exported program itself: its dynamic batch is kept
+    assert 'runner = torch._inductor.aoti_load_package(os.path.join(os.getcwd(), "net.pt2"))' in added
+
+
+def test_options_whose_later_writes_are_unknown_or_touch_the_path_are_refused_with_the_write(tmp_path):
+    cases = {
+        "opts.update(extra)": "its options `opts` set aot_inductor.output_path and are also read at tutorial.py:",
+        "opts.update(**extra)": "its options `opts` set aot_inductor.output_path and are also read at tutorial.py:",
+        'opts.update({"aot_inductor.output_path": "/srv/other.so"})':
+            "its options `opts` set aot_inductor.output_path again at tutorial.py:",
+        'opts["aot_inductor.package"] = True': "its options `opts` set aot_inductor.package at tutorial.py:",
+        "print(opts)": "its options `opts` set aot_inductor.output_path and are also read at tutorial.py:",
+    }
+    for k, (write, why) in enumerate(cases.items()):
+        root = _project(tmp_path / str(k), {"tutorial.py": TUTORIAL.replace('opts["epilogue_fusion"] = False', write)})
+        before = (root / "tutorial.py").read_text()
+        out = _diff(root)
+        assert out.returncode == 1 and out.stdout == "", (write, out.stdout)
+        assert why in out.stderr, (write, out.stderr)
+        assert (root / "tutorial.py").read_text() == before
+
+
+def test_a_loader_spelling_the_path_inline_loads_the_package_the_compile_writes(tmp_path):
+    """`aot_load(os.path.join(d, "net.so"), ...)` beside a compile writing the same path: the
+    loader's own rewrite renames its `.so` too (before, it kept "net.so": the migrated program
+    loaded a file that no longer exists, and the next check said AOTI003)."""
+    root = _project(tmp_path, {"run.py": """
+        import os
+        import torch
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+        x = torch.randn(4, 8)
+        ep = torch.export.export(Net(), (x,), dynamic_shapes={"x": {0: torch.export.Dim("b", min=2, max=32)}})
+        so = torch._inductor.aot_compile(ep.module(), (x,), options={"aot_inductor.output_path": os.path.join(os.getcwd(), "net.so")})
+        runner = torch._export.aot_load(os.path.join(os.getcwd(), "net.so"), "cpu")
+    """})
+    out = _diff(root)
+    assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
+    assert '+runner = torch._inductor.aoti_load_package(os.path.join(os.getcwd(), "net.pt2"))' in out.stdout
+    fixed = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "--no-cache", "--fix", "--unsafe-fixes", "."],
+                           cwd=root, capture_output=True, text=True, timeout=120)
+    assert fixed.returncode == 0 and "0 remaining" in fixed.stderr, fixed.stdout + fixed.stderr
+    again = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "--no-cache", "."], cwd=root,
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "All checks passed!" in again.stderr, again.stdout + again.stderr
+    assert ".so" not in (root / "run.py").read_text()

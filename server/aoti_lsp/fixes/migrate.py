@@ -379,9 +379,12 @@ class Options:
     `pair` is its output-path entry, which moves to `package_path=` (only when `opts` is read
     nowhere else); `rest` says whether other entries stay for `inductor_configs=`."""
 
-    def __init__(self, literal: Node | None = None, stmt: Node | None = None, pair: Node | None = None):
+    def __init__(self, literal: Node | None = None, stmt: Node | None = None, pair: Node | None = None,
+                 written: bool = False):
         self.literal, self.stmt, self.pair = literal, stmt, pair
-        self.rest = literal is not None and any(c.type == "pair" and c is not pair for c in literal.named_children)
+        # `written`: other keys are set on it later (`opts.update({...})`, `opts["k"] = v`): it stays
+        self.rest = literal is not None and (written or any(c.type == "pair" and c is not pair
+                                                            for c in literal.named_children))
 
     def edits(self, src) -> list[Edit]:
         """The dict without its output path entry (the statement gone when nothing else is left)."""
@@ -391,7 +394,9 @@ class Options:
         i = next(k for k, e in enumerate(entries) if e.id == self.pair.id)
         if i + 1 < len(entries):  # the entry, its comma and the space up to the next entry
             return [Edit(self.pair.start_byte, entries[i + 1].start_byte, "")]
-        return [Edit(entries[i - 1].end_byte, self.pair.end_byte, "")]  # the comma before the last entry
+        if i > 0:
+            return [Edit(entries[i - 1].end_byte, self.pair.end_byte, "")]  # the comma before the last entry
+        return [_drop_only_entry(src, self.pair)]  # `{}` is left: later statements set its other keys
 
 
 def _key(pair: Node) -> str | None:
@@ -429,18 +434,85 @@ def options_of(ctx, call: Node, node: Node) -> Options:
     if stmt is None or stmt.type != "expression_statement" or stmt.parent is None \
             or stmt.parent.type not in ("block", "module"):
         raise CannotFix(f"its options `{name}` ({_where(ctx, literal)}) are bound where the migration cannot edit them")
+    written = False
     for ident in ctx.facts.idents(name):
         if ident.id == value.id or stmt.start_byte <= ident.start_byte < stmt.end_byte or _not_a_read(ident):
             continue
-        if ctx.names.lookup(name, ident.start_byte, ctx.names.scope_of(ident)) is binding:
+        if ctx.names.lookup(name, ident.start_byte, ctx.names.scope_of(ident)) is not binding:
+            continue
+        keys = keys_written(ident)
+        if keys is None:
             raise CannotFix(f"its options `{name}` set {OUTPUT_PATH} and are also read at {_where(ctx, ident)}: "
                             "the path cannot move to package_path= without changing that use")
+        if OUTPUT_PATH in keys:
+            raise CannotFix(f"its options `{name}` set {OUTPUT_PATH} again at {_where(ctx, ident)}: which path "
+                            "the call writes depends on the run")
+        if PACKAGE_FLAG in keys:
+            raise CannotFix(f"its options `{name}` set {PACKAGE_FLAG} at {_where(ctx, ident)} (the old call then "
+                            "returns a list of files)")
+        written = True  # other inductor options: they stay in the dict, which goes to inductor_configs=
     path = pair.child_by_field_name("value")
     blocker = _unmovable(ctx, path, binding.at, call.start_byte)
     if blocker is not None:
         raise CannotFix(f"the output path in `{name}` ({_where(ctx, path)}) reads `{blocker}`, which may change "
                         "before the call: it cannot move to package_path= as it is")
-    return Options(literal, stmt, pair)
+    return Options(literal, stmt, pair, written)
+
+
+def keys_written(ident: Node) -> list[str] | None:
+    """The keys a statement of its own sets on the dict `ident` names, without reading it:
+    `opts.update({"k": v})`, `opts.update(k=v)`, `opts["k"] = v` (the official AOTInductor
+    tutorial adds `max_autotune` so on CUDA). None for any other use, or a key that is not a
+    plain string: then the dict may be read (copied, passed on, its output path looked up)."""
+    parent = ident.parent
+    if parent is None:
+        return None
+    if parent.type == "attribute" and parent.child_by_field_name("object") == ident \
+            and parent.child_by_field_name("attribute").text == b"update":
+        call = parent.parent
+        if call is None or call.type != "call" or call.child_by_field_name("function") != parent \
+                or call.parent is None or call.parent.type != "expression_statement":
+            return None
+        keys = []
+        for arg in call.child_by_field_name("arguments").named_children:
+            if arg.type == "keyword_argument":
+                keys.append(arg.child_by_field_name("name").text.decode())
+            elif arg.type == "dictionary":
+                for entry in arg.named_children:
+                    if entry.type == "comment":
+                        continue
+                    key = _key(entry) if entry.type == "pair" else None
+                    if not isinstance(key, str):
+                        return None
+                    keys.append(key)
+            elif arg.type != "comment":
+                return None  # `opts.update(other)`, `opts.update(**more)`: keys unknown
+        return keys
+    if parent.type == "subscript" and parent.child_by_field_name("value") == ident:
+        assign = parent.parent
+        if assign is None or assign.type not in ("assignment", "augmented_assignment") \
+                or assign.child_by_field_name("left") != parent \
+                or assign.parent is None or assign.parent.type != "expression_statement":
+            return None
+        subscript = parent.child_by_field_name("subscript")
+        key = _ts_simple_string(subscript) if subscript is not None and subscript.type == "string" else None
+        return [key] if isinstance(key, str) else None
+    return None
+
+
+def _drop_only_entry(src, pair: Node) -> Edit:
+    """Delete a dict's only entry and its comma: its whole line when it has it to itself."""
+    end = pair.end_byte
+    after = pair.next_sibling
+    if after is not None and after.type == ",":
+        end = after.end_byte
+    lines = src.lines
+    first, last = lines.line_of(pair.start_byte), lines.line_of(end)
+    start = lines.starts[first]
+    stop = lines.starts[last + 1] if last + 1 < lines.line_count else len(src.data)
+    if src.data[start:pair.start_byte].strip() or src.data[end:stop].strip():
+        return Edit(pair.start_byte, end, "")
+    return Edit(start, stop, "")
 
 
 def moved_span(ctx, call: Node, qualname: str) -> tuple[int, int] | None:
@@ -526,15 +598,16 @@ DEVICE_UNKNOWN = ("the device `{}` is not known here (a literal, a constant, or 
 
 
 def load_fix(ctx, call: Node, qualname: str) -> Fix:
-    """The loader's own rewrite (a literal `.so` path becomes `.pt2`); the rest is the plan's."""
+    """The loader's own rewrite (the `.so` text of its path becomes `.pt2`); the rest is the plan's."""
     cst = _libcst()
     src = ctx.source
     _, bound = _args(src.node_text(call), ["so_path", "device"])
     if "so_path" not in bound or "device" not in bound:
         raise CannotFix("the path or the device is missing")
     index = device_index(ctx, call, _ts_args(call, ["so_path", "device"])["device"][0])
-    path = _so_to_pt2(bound["so_path"][0].value) if isinstance(
-        bound["so_path"][0].value, (cst.SimpleString, cst.FormattedString)) else bound["so_path"][0].value
+    # its `.so` text renamed as the compile's path is (`_so_to_pt2` there too): the plan leaves a
+    # literal inside this call to it (`aot_load(os.path.join(d, "net.so"), ...)`)
+    path = _so_to_pt2(bound["so_path"][0].value)
     args = [_arg(path)]
     if index is not None:
         args.append(_arg(cst.Integer(index), "device_index"))

@@ -24,6 +24,7 @@ from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import absolute
 from aoti_lsp.fixes.migrate import (
+    OUTPUT_PATH,
     CannotFix,
     Unsure,
     compile_check,
@@ -31,6 +32,7 @@ from aoti_lsp.fixes.migrate import (
     import_check,
     import_edits,
     load_check,
+    keys_written,
     load_fix,
     moved_span,
 )
@@ -739,6 +741,9 @@ def _constant_uses(ctx, start: int) -> None:
                 continue  # the definition itself
             if _reads_as_path(ctx, ident):
                 continue
+            keys = keys_written(ident)
+            if keys is not None and OUTPUT_PATH not in keys:
+                continue  # `opts["max_autotune"] = True` on the options dict that holds the path
             line = ctx.source.lines.line_of(ident.start_byte) + 1
             raise CannotFix(f"the path constant `{name}` is also used for something else "
                             f"({os.path.basename(ctx.source.path)}:{line})")

@@ -35,7 +35,9 @@ attached to the compile's and the loaders' findings.
 What the old call did is carried over exactly: its arguments, `dynamic_shapes` and the context it
 runs in stay; an options dict bound once to a variable (`opts = {"aot_inductor.output_path": p,
 ...}`, read nowhere else) is read like a literal: its output path moves to `package_path=` and
-the other keys stay in `opts`, passed as `inductor_configs=`. **What is exported already is never
+the other keys stay in `opts`, passed as `inductor_configs=`; later statements that only set other
+keys on it (`opts.update({"max_autotune": True})`, `opts["k"] = v`, as the official Python-runtime
+tutorial does on CUDA) keep it, even when the path was its only entry. **What is exported already is never
 exported again**: `torch._inductor.aot_compile(ep.module(), ...)` of an `ExportedProgram ep`
 becomes `aoti_compile_and_package(ep, ...)`, which keeps `ep`'s dynamic dims (re-exporting
 `ep.module()` without `dynamic_shapes` makes every dim static: measured on torch 2.13 CPU, the package
@@ -62,7 +64,8 @@ the plan cannot be made whole: a loader whose path is known only at run time and
 of the project writes (`aot_load(sys.argv[1], ...)`: the producer is elsewhere); the compile's
 result is returned to code this analysis cannot follow; the path constant is also loaded as a
 shared library (`ctypes.CDLL`) or taken apart as a string (`.replace(".so", ...)`); an options
-variable that is also read elsewhere; a graph module given to `torch._inductor.aot_compile` that
+variable that is also read elsewhere (passed on, printed, updated from another dict whose keys are
+unknown), or whose output path or `aot_inductor.package` is set again later; a graph module given to `torch._inductor.aot_compile` that
 this analysis cannot trace to an `ExportedProgram` (re-exporting it would make its dims static);
 a loader's device that cannot be read; an import statement of the file with a syntax error
 (libcst, which rewrites the imports, cannot read it). A loader that asks for another device type than the
