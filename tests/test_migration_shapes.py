@@ -437,3 +437,38 @@ def test_a_loader_spelling_the_path_inline_loads_the_package_the_compile_writes(
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and "All checks passed!" in again.stderr, again.stdout + again.stderr
     assert ".so" not in (root / "run.py").read_text()
+
+
+ANNOTATED = """
+    import torch
+    from torch.export import ExportedProgram
+    def forward_of(model: ExportedProgram, data: torch.Tensor):
+        with torch.no_grad():
+            so_path = torch._inductor.aot_compile(model.module(), (data,))
+        return torch._export.aot_load(so_path, device="cuda")
+"""
+
+
+def test_a_parameter_annotated_as_an_exported_program_is_compiled_itself(tmp_path):
+    root = _project(tmp_path, {"bench.py": ANNOTATED})
+    out = _diff(root)
+    assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
+    assert "+        so_path = torch._inductor.aoti_compile_and_package(model)" in out.stdout
+    assert "export(" not in "".join(l for l in out.stdout.splitlines() if l.startswith("+"))  # never re-exported
+
+
+def test_a_parameter_that_may_not_be_an_exported_program_is_refused(tmp_path):
+    twins = {
+        "Optional": ANNOTATED.replace("model: ExportedProgram", "model: Optional[ExportedProgram]"),
+        "string": ANNOTATED.replace("model: ExportedProgram", 'model: "ExportedProgram"'),
+        "unannotated": ANNOTATED.replace("model: ExportedProgram", "model"),
+        "rebound": ANNOTATED.replace("    with torch.no_grad():", "    model = wrap(model)\n        with torch.no_grad():"),
+        "another class": ANNOTATED.replace("from torch.export import ExportedProgram",
+                                           "from mylib import ExportedProgram"),
+    }
+    for k, (what, text) in enumerate(twins.items()):
+        root = _project(tmp_path / str(k), {"bench.py": text})
+        out = _diff(root)
+        assert out.returncode == 1 and out.stdout == "", (what, out.stdout)
+        assert "`model.module()` is a graph module this analysis cannot trace to an ExportedProgram" in out.stderr, \
+            (what, out.stderr)

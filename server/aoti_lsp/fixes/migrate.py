@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix
-from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts
+from aoti_lsp.analysis.names import DEF, IMPORT, LOCAL, dotted_parts
 
 EXPORT = "torch.export.export"
 # calls that return an ExportedProgram: `X.module()` of one is compiled as `X`, never re-exported
@@ -350,6 +350,29 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     )
 
 
+def _annotated_program(ctx, node: Node) -> bool:
+    """`def f(model: ExportedProgram, ...)`: `model` read in f's body, never rebound there, is a
+    parameter annotated as an ExportedProgram (imported from torch.export; not Optional, not a
+    string): its `.module()` was exported already, so the program itself is compiled."""
+    node = _bare(node)
+    if node.type != "identifier":
+        return False
+    name = node.text.decode()
+    scope = ctx.names.scope_of(node)
+    binding = ctx.names.lookup(name, node.start_byte, scope)
+    if binding is None or binding.kind != LOCAL or binding.value is not None \
+            or len(scope.bindings.get(name, ())) != 1 or scope.bindings[name][0] is not binding:
+        return False
+    ident = ctx.source.tree.root_node.descendant_for_byte_range(binding.at, binding.at + len(name.encode()))
+    param = ident.parent if ident is not None and ident.type == "identifier" else None
+    if param is None or param.type not in ("typed_parameter", "typed_default_parameter") \
+            or param.parent is None or param.parent.type != "parameters":
+        return False
+    annotation = param.child_by_field_name("type")
+    inner = annotation.named_children[0] if annotation is not None and annotation.named_child_count == 1 else None
+    return inner is not None and inner.type in ("identifier", "attribute") and ctx.names.resolve(inner) in PROGRAM_TYPES
+
+
 def program_of(ctx, model: Node) -> Node | None:
     """`ep` of a model argument `ep.module()` where `ep` is an ExportedProgram (torch.export.export
     or load, or its run_decompositions()): the expression to compile instead of re-exporting."""
@@ -363,7 +386,13 @@ def program_of(ctx, model: Node) -> Node | None:
     return obj if _is_program(ctx, obj, model.start_byte) else None
 
 
+# the annotations that say a parameter is an ExportedProgram (its callers' business to honour)
+PROGRAM_TYPES = {"torch.export.ExportedProgram", "torch.export.exported_program.ExportedProgram"}
+
+
 def _is_program(ctx, node: Node, at: int, depth: int = 0) -> bool:
+    if depth == 0 and _annotated_program(ctx, node):
+        return True
     node = ctx.facts.deref(node, at)
     if node is None or node.type != "call" or depth > 8:
         return False

@@ -39,7 +39,8 @@ the other keys stay in `opts`, passed as `inductor_configs=`; later statements t
 keys on it (`opts.update({"max_autotune": True})`, `opts["k"] = v`, as the official Python-runtime
 tutorial does on CUDA) keep it, even when the path was its only entry. **What is exported already is never
 exported again**: `torch._inductor.aot_compile(ep.module(), ...)` of an `ExportedProgram ep`
-becomes `aoti_compile_and_package(ep, ...)`, which keeps `ep`'s dynamic dims (re-exporting
+(made by `torch.export.export`/`load` or their `run_decompositions()`, or a parameter annotated
+`ExportedProgram` and never rebound) becomes `aoti_compile_and_package(ep, ...)`, which keeps `ep`'s dynamic dims (re-exporting
 `ep.module()` without `dynamic_shapes` makes every dim static: measured on torch 2.13 CPU, the package
 then gives wrong numbers for other batch sizes, without an error unless `AOTI_RUNTIME_CHECK_INPUTS=1`). A device chosen at run time between values that agree on
 the index (`"cuda" if torch.cuda.is_available() else "cpu"`) becomes no `device_index`, as the
