@@ -251,7 +251,12 @@ def _plan(ctx, call: Node) -> Plan:
         if producer is not None:  # `so = build(...)` of another module whose `return` is a compile's value
             return _plan(*producer)
     if compile_site is not None and compile_site.path_node is None:
-        return _returned_artifact(ctx, compile_site, plan)
+        # the compile's plan and each of its loaders' is this one: made once per analysis
+        memo = ctx.lookups.setdefault("returned", {}) if getattr(ctx, "lookups", None) is not None else {}
+        key = compile_site.call.id
+        if key not in memo:
+            memo[key] = _returned_artifact(ctx, compile_site, plan)
+        return memo[key]
     node = compile_site.path_node if compile_site is not None else load_site.path_node
     owner = compile_site.call if compile_site is not None else call
     raw = facts.path_key(node, owner.start_byte)
