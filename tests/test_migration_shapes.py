@@ -472,3 +472,18 @@ def test_a_parameter_that_may_not_be_an_exported_program_is_refused(tmp_path):
         assert out.returncode == 1 and out.stdout == "", (what, out.stdout)
         assert "`model.module()` is a graph module this analysis cannot trace to an ExportedProgram" in out.stderr, \
             (what, out.stderr)
+
+
+def test_a_path_table_whose_entry_is_overwritten_is_not_taken_for_an_options_dict(tmp_path):
+    """Writing a key of a dict constant that holds the path is harmless only for an options dict
+    (its other keys): `PATHS["m"] = "other.so"` overwrites what the loader reads."""
+    root = _project(tmp_path, {"run.py": """
+        import torch
+        PATHS = {"m": "/srv/m.so"}
+        so = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": PATHS["m"]})
+        PATHS["m"] = "/srv/other.so"
+        runner = torch._export.aot_load(PATHS["m"], "cpu")
+    """})
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == "", out.stdout
+    assert "not fixed" in out.stderr, out.stderr

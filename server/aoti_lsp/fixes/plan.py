@@ -19,7 +19,7 @@ from tree_sitter import Node
 
 from aoti_lsp import lazyre
 from aoti_lsp.analysis import findings
-from aoti_lsp.analysis.facts import LOADS, NEW_COMPILE, NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF
+from aoti_lsp.analysis.facts import LOADS, NEW_COMPILE, NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF, unwrap
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import absolute
@@ -27,6 +27,7 @@ from aoti_lsp.fixes.migrate import (
     OUTPUT_PATH,
     CannotFix,
     Unsure,
+    _key as _entry_key,
     compile_check,
     compile_fix,
     import_check,
@@ -747,11 +748,21 @@ def _constant_uses(ctx, start: int) -> None:
             if _reads_as_path(ctx, ident):
                 continue
             keys = keys_written(ident)
-            if keys is not None and OUTPUT_PATH not in keys:
+            if keys is not None and OUTPUT_PATH not in keys and _output_path_entry(b.value, start):
                 continue  # `opts["max_autotune"] = True` on the options dict that holds the path
             line = ctx.source.lines.line_of(ident.start_byte) + 1
             raise CannotFix(f"the path constant `{name}` is also used for something else "
                             f"({os.path.basename(ctx.source.path)}:{line})")
+
+
+def _output_path_entry(value: Node, start: int) -> bool:
+    """Whether `value` is a dict literal whose `"aot_inductor.output_path"` entry holds offset
+    `start` (an options dict: writing its other keys leaves the path alone)."""
+    value = unwrap(value)
+    if value is None or value.type != "dictionary":
+        return False
+    return any(c.type == "pair" and c.start_byte <= start < c.end_byte and _entry_key(c) == OUTPUT_PATH
+               for c in value.named_children)
 
 
 # reads that use the `.so` as something other than the artifact's name: renaming would break them
