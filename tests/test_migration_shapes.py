@@ -487,3 +487,47 @@ def test_a_path_table_whose_entry_is_overwritten_is_not_taken_for_an_options_dic
     out = _diff(root)
     assert out.returncode == 1 and out.stdout == "", out.stdout
     assert "not fixed" in out.stderr, out.stderr
+
+
+# A compile without an output path returns a .so in inductor's own folder, beside its C++ source
+# and kernels. A public Modal job copied that folder's files for a C plugin: migrated, it would
+# copy whatever shares the .pt2's folder instead.
+RETURNED = """
+    import os, shutil
+    import torch
+    def build(model, dummy):
+        exported = torch.export.export(model, (dummy,))
+        so_path = torch._inductor.aot_compile(exported.module(), (dummy,))
+        print(f"{so_path}: {os.path.getsize(so_path)} bytes", os.path.exists(so_path))
+        runner = torch._export.aot_load(so_path, device="cuda")
+        USE
+        return runner(dummy)
+"""
+
+
+def test_the_returned_path_used_as_the_old_output_is_refused_and_named(tmp_path):
+    uses = {
+        'for f in os.listdir(os.path.dirname(so_path)): shutil.copy2(os.path.join(os.path.dirname(so_path), f), "/mnt")':
+            "`os.path.dirname(so_path)` (build.py:9) names inductor's folder beside the .so",
+        'shutil.copy(so_path, "/srv/models/model.so")':
+            '`shutil.copy(so_path, "/srv/models/model.so")` (build.py:9) copies or moves the .so elsewhere',
+        'cpp = open(os.path.splitext(so_path)[0] + ".cpp").read()':
+            "`os.path.splitext(so_path)` (build.py:9) takes the .so's name apart",
+        'lib = ctypes.CDLL(so_path)': "loads it as a shared library",
+        'cpp = so_path.replace(".so", ".cpp")': "takes the path apart as a string",
+    }
+    for k, (use, why) in enumerate(uses.items()):
+        text = RETURNED.replace("USE", use).replace("import os, shutil", "import ctypes, os, shutil")
+        root = _project(tmp_path / str(k), {"build.py": text})
+        out = _diff(root)
+        assert out.returncode == 1 and out.stdout == "", (use, out.stdout)
+        assert "its result is also used as the old .so: " + why.split(" (")[0] in out.stderr or why in out.stderr, \
+            (use, out.stderr)
+
+
+def test_the_returned_path_only_named_sized_and_loaded_migrates(tmp_path):
+    root = _project(tmp_path, {"build.py": RETURNED.replace("USE", "pass")})
+    out = _diff(root)
+    assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
+    assert "+    so_path = torch._inductor.aoti_compile_and_package(exported)" in out.stdout
+    assert "+    runner = torch._inductor.aoti_load_package(so_path)" in out.stdout

@@ -378,9 +378,46 @@ def _returned_artifact(ctx, site, plan: Plan) -> Plan:
     loads of this file whose path is that value."""
     plan.producers += 1
     if site.qualname in OLD_COMPILE:  # on the new API already: only its old loaders change
+        _old_output_uses(ctx, site)
         plan.compiles.append(Member(ctx, site.call, site.qualname))
     plan.loads += _value_loads(ctx, site)
     return plan
+
+
+# what a program can do with the path an old compile without an output path returns (a .so in
+# inductor's own folder, beside its C++ source and kernels) that a .pt2 does not support
+OLD_OUTPUT_USES = {
+    **dict.fromkeys(("os.path.dirname", "os.path.split", "posixpath.dirname", "posixpath.split"),
+                    "names inductor's folder beside the .so (its C++ source, its kernels): a package's holds none of it"),
+    **dict.fromkeys(("os.path.splitext", "posixpath.splitext"),
+                    "takes the .so's name apart (its .cpp beside it): a package has no such siblings"),
+    **dict.fromkeys(("shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.move", "os.rename", "os.replace"),
+                    "copies or moves the .so elsewhere: whatever loads it there must change with it, and is not seen here"),
+}
+
+
+def _old_output_uses(ctx, site) -> None:
+    """Raises where the compile's value is used as the old output, not only loaded or named
+    (`os.path.dirname(so_path)` then its files copied for a C++ plugin; `shutil.copy(so_path,
+    "model.so")`; `ctypes.CDLL(so_path)`; `so_path.replace(".so", ".cpp")`)."""
+    for value in ctx.facts.flows(site.call):
+        node = value
+        while node.parent is not None and node.parent.type in ("parenthesized_expression", "argument_list",
+                                                               "keyword_argument", "attribute", "subscript", "call"):
+            parent = node.parent
+            why = None
+            if parent.type == "call":
+                qualname = ctx.facts.qualname(parent)
+                why = OLD_OUTPUT_USES.get(qualname) or ("loads it as a shared library" if qualname in LIBRARY_LOADS
+                                                         else None)
+            elif parent.type == "subscript" and parent.child_by_field_name("value") == node \
+                    or parent.type == "attribute" and parent.child_by_field_name("object") == node \
+                    and parent.child_by_field_name("attribute").text.decode() in STRING_SURGERY:
+                why = "takes the path apart as a string"
+            if why is not None:
+                raise CannotFix(f"its result is also used as the old .so: `{ctx.source.node_text(parent)[:60]}` "
+                                f"({_where(ctx, parent)}) {why}")
+            node = parent
 
 
 def _from_params(ctx, call: Node, path: Node) -> tuple[Node, list, set] | None:

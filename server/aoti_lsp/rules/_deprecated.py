@@ -64,7 +64,10 @@ No fix, with the reason in the related information, naming the expression and th
 the plan cannot be made whole: a loader whose path is known only at run time and that no compile
 of the project writes (`aot_load(sys.argv[1], ...)`: the producer is elsewhere); the compile's
 result is returned to code this analysis cannot follow; the path constant is also loaded as a
-shared library (`ctypes.CDLL`) or taken apart as a string (`.replace(".so", ...)`); an options
+shared library (`ctypes.CDLL`) or taken apart as a string (`.replace(".so", ...)`); the path a
+compile without an output path returns (a .so in inductor's folder, beside its C++ source) used
+as that .so: its folder (`os.path.dirname`), its name taken apart (`os.path.splitext`), copied or
+moved (`shutil.copy`), loaded with `ctypes`; an options
 variable that is also read elsewhere (passed on, printed, updated from another dict whose keys are
 unknown), or whose output path or `aot_inductor.package` is set again later; a graph module given to `torch._inductor.aot_compile` that
 this analysis cannot trace to an `ExportedProgram` (re-exporting it would make its dims static);
