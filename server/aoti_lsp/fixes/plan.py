@@ -401,23 +401,11 @@ def _old_output_uses(ctx, site) -> None:
     (`os.path.dirname(so_path)` then its files copied for a C++ plugin; `shutil.copy(so_path,
     "model.so")`; `ctypes.CDLL(so_path)`; `so_path.replace(".so", ".cpp")`)."""
     for value in ctx.facts.flows(site.call):
-        node = value
-        while node.parent is not None and node.parent.type in ("parenthesized_expression", "argument_list",
-                                                               "keyword_argument", "attribute", "subscript", "call"):
-            parent = node.parent
-            why = None
-            if parent.type == "call":
-                qualname = ctx.facts.qualname(parent)
-                why = OLD_OUTPUT_USES.get(qualname) or ("loads it as a shared library" if qualname in LIBRARY_LOADS
-                                                         else None)
-            elif parent.type == "subscript" and parent.child_by_field_name("value") == node \
-                    or parent.type == "attribute" and parent.child_by_field_name("object") == node \
-                    and parent.child_by_field_name("attribute").text.decode() in STRING_SURGERY:
-                why = "takes the path apart as a string"
-            if why is not None:
-                raise CannotFix(f"its result is also used as the old .so: `{ctx.source.node_text(parent)[:60]}` "
-                                f"({_where(ctx, parent)}) {why}")
-            node = parent
+        found = _misuse(ctx, value, OLD_OUTPUT_USES)
+        if found is not None:
+            parent, why = found
+            raise CannotFix(f"its result is also used as the old .so: `{ctx.source.node_text(parent)[:60]}` "
+                            f"({_where(ctx, parent)}) {why}")
 
 
 def _from_params(ctx, call: Node, path: Node) -> tuple[Node, list, set] | None:
@@ -814,19 +802,29 @@ def _reads_as_path(ctx, ident: Node) -> bool:
     """A read of a path constant that keeps naming the artifact (a compile or load argument,
     `os.path.exists(P)`, another constant built from it) — not loaded as a shared library,
     nor taken apart as a string (`P.replace(".so", ...)`, `P[:-3]`)."""
-    node = ident
+    return _misuse(ctx, ident, {}) is None
+
+
+def _misuse(ctx, node: Node, calls: dict[str, str]) -> tuple[Node, str] | None:
+    """(the expression, why) where the path `node` is, inside the expression it stands in, taken
+    apart as a string, loaded as a shared library, or given to one of `calls` (qualname -> why);
+    None where it only names the artifact."""
     while node.parent is not None and node.parent.type in ("parenthesized_expression", "argument_list",
                                                            "keyword_argument", "attribute", "subscript", "call"):
         parent = node.parent
         if parent.type == "subscript" and parent.child_by_field_name("value") == node:
-            return False
+            return parent, "takes the path apart as a string"
         if parent.type == "attribute" and parent.child_by_field_name("object") == node \
                 and parent.child_by_field_name("attribute").text.decode() in STRING_SURGERY:
-            return False
-        if parent.type == "call" and ctx.facts.qualname(parent) in LIBRARY_LOADS:
-            return False
+            return parent, "takes the path apart as a string"
+        if parent.type == "call":
+            qualname = ctx.facts.qualname(parent)
+            if qualname in LIBRARY_LOADS:
+                return parent, "loads it as a shared library"
+            if qualname in calls:
+                return parent, calls[qualname]
         node = parent
-    return True
+    return None
 
 
 def _device_conflicts(plan: Plan) -> list[str]:
