@@ -26,7 +26,7 @@ $(VENV)/.tool: pyproject.toml
 
 # plus the test extras (torch 2.13 CPU, pytest, pre-commit)
 $(VENV)/.installed: $(VENV)/.tool
-	@bash scripts/need-disk.sh 3 "the test extras (torch 2.13 CPU, pytest, pre-commit)"
+	@bash scripts/need-disk.sh 2 "the test extras (torch 2.13 CPU, pytest, pre-commit; ~1 GB installed)"
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
