@@ -420,3 +420,26 @@ def test_an_assert_guard_moves_to_the_callers_like_a_check():
     moved = apply_edits(code.encode(), f.fix.edits).decode()
     assert "    assert l.shape[0] > 0\n    return run(v, l)\n" in moved
     assert "        assert lengths" not in moved
+
+
+def test_the_taken_prefilter_finds_what_its_regex_finds():
+    """aoti201._taken matches only where a starting literal is found: the same answer as the
+    regex's own search, for the default names and configured ones (short or wildcard-led ones
+    fall back to the search)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from aoti_lsp.analysis.jagged import DEFAULT_JAGGED_NAMES
+    from aoti_lsp.rules.aoti201 import _jagged_taken, _taken
+
+    bits = ["lengths", "x_lengths", "offsets", "seq_lens", "jagged_v", "cu_seqlens", "ids", "_ids", " = ", "=",
+            "batch", ".", "[", "\n", " ", "\t", "features", "2", "(", "len", "lengths=="]
+    configs = [DEFAULT_JAGGED_NAMES, ("*_ids",), ("x?_len*",), ("*",), ("len",), ("cu_seq*", "*_lengths")]
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(bits), max_size=24), st.sampled_from(configs))
+    def check(parts, patterns):
+        data = "".join(parts).encode()
+        assert _taken(patterns, data) == (_jagged_taken(patterns).search(data) is not None)
+
+    check()

@@ -29,7 +29,7 @@ def _analyze(source: Source, config: Config | None, rules, project) -> Result:
     result = Result()
     active = [
         r for r in (rules if rules is not None else all_rules())
-        if config.enabled(r.code, source.path) and r.wants(source, config) and r.relevant(source, project)
+        if config.enabled(r.code, source.path) and r.relevant(source, project) and r.wants(source, config)
     ]
     if not active:
         return result

@@ -96,7 +96,8 @@ def wanted(source, rules, cfg, project=None) -> bool:
     After: would any rule check it? Token look-ups only, no parse."""
     if project is None:
         return any(r.wants(source, cfg) or (hasattr(r, "summarize") and r.wants_summary(source, cfg)) for r in rules)
-    return any(r.wants(source, cfg) and r.relevant(source, project) for r in rules)
+    # relevant first: token look-ups that mostly say no, where wants may run a regex (AOTI201)
+    return any(r.relevant(source, project) and r.wants(source, cfg) for r in rules)
 
 
 def gate(cfg) -> tuple:

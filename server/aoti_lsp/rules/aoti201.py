@@ -80,6 +80,30 @@ def _jagged_taken(patterns: tuple[str, ...]) -> "re.Pattern[bytes]":
     return re.compile(rb"(?:" + names + rb")[ \t]*=[ \t]*[A-Za-z_]\w*[ \t]*[\[.]")
 
 
+@lru_cache(maxsize=8)
+def _taken_starts(patterns: tuple[str, ...]) -> tuple[bytes, ...] | None:
+    """The literal each of _jagged_taken's alternatives starts with (None when one is shorter than
+    3 bytes, a wildcard at once included: too common to be worth finding): every match starts at one."""
+    starts = tuple(re.split(r"[*?]", p.lstrip("*"), maxsplit=1)[0].encode() for p in patterns)
+    return None if not all(len(s) >= 3 for s in starts) else tuple(dict.fromkeys(starts))
+
+
+def _taken(patterns: tuple[str, ...], data: bytes) -> bool:
+    """`_jagged_taken(patterns).search(data) is not None`, matched only where one of its starting
+    literals is found (when each is 3+ bytes): a pattern that starts with an alternation is tried at
+    every byte (2x slower over torch's sources)."""
+    rx, starts = _jagged_taken(patterns), _taken_starts(patterns)
+    if starts is None:
+        return rx.search(data) is not None
+    for lit in starts:
+        at = data.find(lit)
+        while at >= 0:
+            if rx.match(data, at) is not None:
+                return True
+            at = data.find(lit, at + 1)
+    return False
+
+
 class EmptyJaggedInput(Rule):
     code = "AOTI201"
     name = "empty-jagged-input"
@@ -286,7 +310,7 @@ fast = torch.compile(Pool())
         any_def = any(map(source.has, self.requires_any[1:]))
         patterns = jagged_patterns(config)
         return _jagged_param(patterns, any_def).search(source.data) is not None or \
-            _jagged_taken(patterns).search(source.data) is not None
+            _taken(patterns, source.data)
 
     def relevant(self, source, project):
         """Model.scope's reasons, read without a parse: the file spells an export, an AOT compile
