@@ -23,10 +23,10 @@ CHECKS = (
     ("AOTI103", (_EXPORTS, ())),
     ("AOTI201", (("def forward", "aot_compile"), ("lengths", "offsets", "seq_lens", "jagged", "cu_seqlens"))),
     ("AOTI202", (("def forward", "aot_compile("), ("numel", "shape[0]", "size(0)", "len(", "_check", "cond("))),
-    ("AOTI301", (("environ", "putenv"), (
+    ("AOTI301", (("environ", "putenv"), tuple(f"{q}{name}{q}" for name in (
         "TORCHINDUCTOR_NAN_ASSERTS", "AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER",
         "AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT", "AOTI_RUNTIME_CHECK_INPUTS", "TORCH_LOGS", "CUDA_LAUNCH_BLOCKING",
-        "PYTORCH_NO_CUDA_MEMORY_CACHING"))),
+        "PYTORCH_NO_CUDA_MEMORY_CACHING") for q in "\"'"))),
 )
 SUMMARIES = (
     ("AOTI101", (_EXPORTS, ())),

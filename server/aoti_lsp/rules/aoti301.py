@@ -45,7 +45,9 @@ class DebugVariableTooLate(Rule):
     code = "AOTI301"
     name = "debug-variable-without-effect"
     summary = "A debug environment variable is set where torch does not read it (too late, or in the wrong phase)"
-    triggers = CHECKED
+    # as string literals: a write names the variable so (_writes); a mention in a comment, a
+    # docstring or a longer string (torch's hipify table) needs no parse
+    triggers = tuple(f'{q}{name}{q}' for name in CHECKED for q in "\"'")
     requires_any = ("environ", "putenv")
     explanation = """\
 Each debug variable is read once, at a fixed point; `os.environ["X"] = "1"` placed after that
