@@ -229,6 +229,29 @@ def test_cross_file_needs_the_project():
     assert not findings(models, "AOTI202", project=project, path="other/models2.py")
 
 
+
+def test_aoti202_looks_only_where_a_package_can_run_the_forward():
+    """A file that exports (or loads) but compiles nothing holds no forward an AOTI package
+    certainly runs: AOTI202 does not analyse it (before: every file spelling an export was)."""
+    guarded = ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+               "        if lengths.numel() == 0:\n            return values\n        return values.sum(0)\n")
+    exports_only = guarded + "\nep = torch.export.export(M(), (a, b))\n"
+    compiler = ("import torch\nfrom pkg.models import M\n\nep = torch.export.export(M(), (a, b))\n"
+                "torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n")
+    rule = rule_by_code("AOTI202")
+    project = Project()
+    project.update("pkg/models.py", summarize(Source.from_text(guarded, "pkg/models.py")))
+    project.update("pkg/own.py", summarize(Source.from_text(exports_only, "pkg/own.py")))
+    assert not rule.relevant(Source.from_text(exports_only, "pkg/own.py"), project)
+    assert not rule.relevant(Source.from_text(guarded, "pkg/models.py"), project)
+    assert not findings(exports_only, "AOTI202", project=project, path="pkg/own.py")
+    # another file AOT-compiles M: the file defining it is analysed, and the guard is reported
+    project.update("pkg/build.py", summarize(Source.from_text(compiler, "pkg/build.py")))
+    assert rule.relevant(Source.from_text(guarded, "pkg/models.py"), project)
+    assert [f.code for f in findings(guarded, "AOTI202", project=project, path="pkg/models.py")] == ["AOTI202"]
+    # a file that compiles its own class is analysed
+    assert rule.relevant(Source.from_text(exports_only + "torch._inductor.aoti_compile_and_package(ep)\n"), project)
+
 def test_summary_is_small_and_picklable():
     import pickle
 
