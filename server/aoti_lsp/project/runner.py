@@ -137,9 +137,13 @@ def passes(clauses, data: bytes, seen: dict[bytes, bool] | None = None) -> bool:
     files hold none: one scan per entry token settles them; the clauses are read only for the rest.
     `seen`: gets the clauses' tokens looked up, with the answers (the Source's rules ask again)."""
     entry, encoded = _encoded(clauses)
-    if not any(t in data for t in entry):
-        return False
     seen = {} if seen is None else seen
+    for t in entry:  # the answers kept: the clauses below ask for most of these tokens again
+        found = seen[t] = t in data
+        if found:
+            break
+    else:
+        return False
 
     def has(t: bytes) -> bool:
         found = seen.get(t)
