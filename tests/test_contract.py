@@ -91,6 +91,13 @@ def test_no_success_line_after_an_error_and_no_files_warns(proj, capsys):
     assert "All checks passed" not in err
     code, _, err = run(capsys, "--check", "--exclude", "bad.py", "bad.py")
     assert "No Python files found" in err
+    # a machine-readable report is still a document (before: nothing at all on stdout)
+    code, out, err = run(capsys, "--check", "--output-format", "json", "empty")
+    assert code == 0 and json.loads(out) == [] and "No Python files found" in err
+    code, out, _ = run(capsys, "--check", "--output-format", "sarif", "empty")
+    assert code == 0 and json.loads(out)["runs"][0]["results"] == []
+    code, out, _ = run(capsys, "--check", "--output-format", "json", "empty/notes.txt")
+    assert code == 2 and json.loads(out) == []
 
 
 @pytest.mark.parametrize("jobs", ["0", "-3", "two"])

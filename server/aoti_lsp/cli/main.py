@@ -204,6 +204,12 @@ def check(args) -> int:
     if not stats["files"] and not errors:  # nothing checked: no success line
         if not unchecked:
             print("aoti-lsp: warning: No Python files found under the given path(s)", file=sys.stderr)
+        if args.output_format != "text" and not args.diff:  # still a document its reader can parse (`[]`)
+            from aoti_lsp.cli import reporters
+
+            out = reporters.render(args.output_format, [], notes=[], unsafe=args.unsafe_fixes, color=False)
+            if out:
+                print(out)
         return 2 if unchecked else 0
 
     items, notes, changed = [], [], 0
