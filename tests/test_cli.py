@@ -193,14 +193,14 @@ def test_parallel_run_matches_serial(proj, capsys):
 
 
 def test_the_process_ends_without_teardown_and_loses_nothing(tmp_path: Path):
-    """`aoti-lsp` ends with os._exit after main (cli.main.run): the atexit handlers run first
-    (multiprocessing's joins: no worker outlives the run), the output is whole through a pipe,
+    """`aoti-lsp` ends with os._exit after main (cli.main.run): the atexit handlers run first,
+    no worker outlives the run (the pool reaps its own), the output is whole through a pipe,
     and the exit code is main's."""
     bad = "import torch\nfrom torch._export import aot_compile\n\ndef build(m, x):\n    return aot_compile(m, (x,))\n"
     for i in range(80):  # >= runner.PARALLEL_MIN files to check, -j 2 without auto: the pool runs
         (tmp_path / f"m{i}.py").write_text(bad if i % 8 == 0 else f"import torch\nX{i} = torch.zeros({i})\n")
     (tmp_path / "clean.py").write_text("Y = 1\n")
-    script = ("import atexit, sys; atexit.register(lambda: print('atexit ran', 'multiprocessing' in sys.modules, "
+    script = ("import atexit, sys; atexit.register(lambda: print('atexit ran', 'aoti_lsp.project.forkpool' in sys.modules, "
               "file=sys.stderr)); "
               f"from aoti_lsp.cli.main import run; sys.argv[0] = 'aoti-lsp'; run()  # {tmp_path.name}-marker")
     for args, code in ((["--check", "--no-cache", "-j", "2", "--output-format", "json", "."], 1),

@@ -265,21 +265,23 @@ def _check(sources, cfg, mode, project, edits=True):
     return out
 
 
-def _worker(wid, cfg, mode, tasks, inbox, outbox, checked, prior, edits=True, clauses=None, hashed=True):
-    try:
+def _worker(index, cfg, mode, edits):
+    """What each forked worker runs (forkpool.Pool): pass 1 over the chunks of index.misses it
+    takes, then pass 2 over the paths the parent sends it, with the project of pass 1."""
+    def work(wid, tasks, send, receive):
         kept = {}
-        while (chunk := tasks.get()) is not None:  # pass 1: chunks handed out as workers free up
-            found, rows = _scan(chunk, cfg, checked, prior, clauses, hashed)
+        for i in tasks():  # pass 1: chunks taken as workers free up
+            found, rows = _scan(index.misses[i * index.chunk:(i + 1) * index.chunk], cfg, index.checked, index.prior,
+                                index.gate(), index.cache is not None)
             kept.update(found)
-            outbox.put(("scan", wid, rows))
-        outbox.put(("scanned", wid, None))
-        paths, project = inbox.get()
+            send(("scan", wid, rows))
+        send(("scanned", wid, None))
+        paths, project = receive()
         from aoti_lsp.analysis.source import Source
 
         sources = [kept.get(p) or Source(read(p)[0], p) for p in paths]  # trees from pass 1 reused
-        outbox.put(("results", wid, _check(sources, cfg, mode, project, edits)))
-    except BaseException as exc:  # reported by the parent as an internal error
-        outbox.put(("failed", wid, repr(exc)))
+        send(("results", wid, _check(sources, cfg, mode, project, edits)))
+    return work
 
 
 def run(paths: list[str], cfg, mode: tuple[str, bool], jobs: int | None, scan: list[str] | None = None,
@@ -352,23 +354,25 @@ def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
         sources = [kept.get(p) or Source(read(p)[0], p) for p in todo]
         return index.finish(rows, _check(sources, cfg, mode, project, edits) if sources else [], todo), index
 
+    if not hasattr(os, "fork"):  # no fork (Windows): one process
+        return _run(paths, cfg, mode, 1, scan, root, cache, edits)
     project = index.project()
-    import multiprocessing as mp  # here: a warm run from the cache starts no process and needs none
+    from aoti_lsp.project import forkpool  # here: a warm run from the cache starts no process
+    from aoti_lsp.rules import all_rules
 
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    if ctx.get_start_method() == "fork":  # imported once, before the fork: every worker has them
-        from aoti_lsp.rules import all_rules
-
-        all_rules()
-    tasks, outbox = ctx.Queue(), ctx.Queue()
+    all_rules()  # imported once, before the fork: every worker has them
+    index.chunk = max(CHUNK, -(-len(index.misses) // forkpool.MAX_TASKS))
     n = min(jobs, max(len(index.misses), work))
-    workers = []
     restore = _exit_on_sigterm()
+    pool = None
     try:
-        return _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits)
+        pool = forkpool.Pool(n, -(-len(index.misses) // index.chunk), _worker(index, cfg, mode, edits))
+        result = _run_pool(pool, index, project, n)
+        pool.close()
+        return result
     except BaseException:  # SIGTERM, Ctrl-C, a failed worker: the workers end with us
-        for proc, _ in workers:
-            proc.kill()
+        if pool is not None:
+            pool.close(kill=True)
         raise
     finally:
         restore()
@@ -377,62 +381,40 @@ def _run(paths, cfg, mode, jobs, scan, root, cache, edits=True):
 def _exit_on_sigterm():
     """SIGTERM becomes SystemExit(143) in this process, so the pool's clean-up runs (by default
     the process dies on the spot and leaves its workers running). Returns the undo."""
-    import signal  # here, as multiprocessing: a run on one process needs neither
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
+    import signal  # here: a run on one process needs it not
 
     def stop(signum, frame):
         raise SystemExit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (an embedding program's): its handlers stay
+        return lambda: None
     return lambda: signal.signal(signal.SIGTERM, previous)
 
 
-def _run_pool(ctx, index, project, cfg, mode, tasks, outbox, n, workers, edits=True):
-    for wid in range(n):
-        inbox = ctx.Queue()
-        proc = ctx.Process(target=_worker, args=(wid, cfg, mode, tasks, inbox, outbox, index.checked, index.prior, edits,
-                                                 index.gate(), index.cache is not None),
-                           daemon=True)
-        proc.start()
-        workers.append((proc, inbox))
-    try:
-        for i in range(0, len(index.misses), CHUNK):
-            tasks.put(index.misses[i : i + CHUNK])
-        for _ in workers:
-            tasks.put(None)
-        rows, owner = [], {}
-        for kind, wid, payload in _collect(outbox, workers, until="scanned"):
-            for row in payload:
-                rows.append(row)
-                owner[row[0]] = (wid, row[3])
-        index.scanned(rows)
-        # pass 2: a file parsed in pass 1 stays with its worker; the rest go where the load is least
-        plan, load = [[] for _ in workers], [0.0] * n
-        todo = index.to_check()
-        for path in sorted(todo, key=lambda p: (not owner.get(p, (0, False))[1], -_size(p))):
-            wid, parsed = owner.get(path, (0, False))
-            if not parsed:
-                wid = load.index(min(load))
-            plan[wid].append(path)
-            load[wid] += _size(path) * (0.3 if parsed else 1.0)
-        for (_, inbox), part in zip(workers, plan):
-            inbox.put((part, project))
-        checked = []
-        for _, _, payload in _collect(outbox, workers, until="results"):
-            checked.extend(payload)
-        return index.finish(rows, checked, todo), index
-    except BaseException:  # SIGTERM, Ctrl-C: kill now (waiting 5 s on each busy worker first took 10 s)
-        for proc, _ in workers:
-            proc.kill()
-        raise
-    finally:
-        for proc, _ in workers:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.kill()
+def _run_pool(pool, index, project, n):
+    rows, owner = [], {}
+    for kind, wid, payload in pool.messages(until="scanned"):
+        for row in payload or ():
+            rows.append(row)
+            owner[row[0]] = (wid, row[3])
+    index.scanned(rows)
+    # pass 2: a file parsed in pass 1 stays with its worker; the rest go where the load is least
+    plan, load = [[] for _ in range(n)], [0.0] * n
+    todo = index.to_check()
+    for path in sorted(todo, key=lambda p: (not owner.get(p, (0, False))[1], -_size(p))):
+        wid, parsed = owner.get(path, (0, False))
+        if not parsed:
+            wid = load.index(min(load))
+        plan[wid].append(path)
+        load[wid] += _size(path) * (0.3 if parsed else 1.0)
+    for wid, part in enumerate(plan):
+        pool.send(wid, (part, project))
+    checked = []
+    for _, _, payload in pool.messages(until="results"):
+        checked.extend(payload)
+    return index.finish(rows, checked, todo), index
 
 
 class _Index:
@@ -443,6 +425,7 @@ class _Index:
         self._project = None
         self.reuse = cache is not None and mode[0] == "check"  # --fix / --diff: never cached results
         self.checked = set(paths)
+        self.chunk = CHUNK  # files per pass-1 task (more where the tasks would be too many)
         self.scan = list(paths) if scan is None else list(scan)
         listed = set(self.scan)
         self.scan += [p for p in paths if p not in listed]
@@ -650,23 +633,3 @@ def _size(path: str) -> int:
         return 0
 
 
-def _collect(outbox, workers, until: str):
-    """Messages until every worker has sent `until`; a worker that dies or fails is an internal error."""
-    import queue  # workers only: a one-file run has none
-
-    done = 0
-    while done < len(workers):
-        try:
-            msg = outbox.get(timeout=1)
-        except queue.Empty:
-            dead = [p for p, _ in workers if not p.is_alive() and p.exitcode not in (0, None)]
-            if dead:
-                raise RuntimeError(f"a worker process died (exit code {dead[0].exitcode})")
-            continue
-        if msg[0] == "failed":
-            raise RuntimeError(f"a worker failed: {msg[2]}")
-        if msg[0] == until:
-            done += 1
-            if until == "scanned":
-                continue
-        yield msg
