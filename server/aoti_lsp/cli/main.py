@@ -92,8 +92,8 @@ def run() -> None:
 def _exit_now(code) -> None:
     """Exit without freeing what the run made one object at a time: a dense file's trees and
     facts (~130 MB) take 70-100 ms of a 1 s `--check` to tear down, and nothing needs it. What
-    exit would still do is done first: the atexit handlers (multiprocessing's joins, logging's
-    flush), then the streams (a reader that left, as in `| head`, is not an error)."""
+    exit would still do is done first: the atexit handlers (logging's flush), then the streams
+    (a reader that left, as in `| head`, is not an error)."""
     import atexit
 
     atexit._run_exitfuncs()
