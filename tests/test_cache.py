@@ -211,6 +211,25 @@ def test_a_summary_change_in_another_file_invalidates_the_result(project, capsys
     assert findings(run(capsys, "app.py")[1]) == []
 
 
+
+def test_a_change_in_a_module_of_plain_constants_invalidates_the_result(tmp_path, monkeypatch, capsys):
+    """paths.py holds only a path (no trigger token: no summary, so no part of the project
+    digest); serve.py's finding reads it from disk. Changing it must change a warm run's answer
+    as it does a cold one's (before: the cached AOTI101 stayed)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 's'\nversion = '0'\n")
+    (tmp_path / "paths.py").write_text('MODEL = "model.so"\n')
+    (tmp_path / "build.py").write_text(
+        "import torch\n\n\ndef build(m, x):\n"
+        "    torch._export.aot_compile(m, (x.cuda(),), options={'aot_inductor.output_path': 'model.so'})\n")
+    (tmp_path / "serve.py").write_text("import torch\nfrom paths import MODEL\n\nrunner = torch._export.aot_load(MODEL, 'cpu')\n")
+    _age(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert ("serve.py", 4, "AOTI101") in findings(run(capsys, ".")[1])
+    (tmp_path / "paths.py").write_text('MODEL = "elsewhere.so"\n')  # now nothing compiles what serve.py loads
+    warm = findings(run(capsys, ".")[1])
+    assert warm == findings(run(capsys, "--no-cache", ".")[1]) and ("serve.py", 4, "AOTI101") not in warm
+    assert findings(run(capsys, "serve.py")[1]) == findings(run(capsys, "--no-cache", "serve.py")[1])
+
 def test_a_config_or_rule_change_invalidates(project, capsys, monkeypatch):
     assert findings(run(capsys, ".")[1]) == CROSS
     (project / "pyproject.toml").write_text('[tool.aoti-lsp]\nignore = ["AOTI102"]\n')

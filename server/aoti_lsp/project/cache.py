@@ -483,7 +483,7 @@ def _unlink(path: str, folder: int | None = None) -> None:
 
 @contextmanager
 def recording():
-    """The `.pt2` packages a check reads on disk: a cached result depends on them too."""
+    """The files a check reads on disk beyond its own (reads.py): a cached result depends on them too."""
     from aoti_lsp.analysis import reads
 
     previous, reads.current = reads.current, set()

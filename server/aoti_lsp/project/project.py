@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from aoti_lsp.analysis import budget
+from aoti_lsp.analysis import budget, reads
 from aoti_lsp.project.config import Config
 from aoti_lsp.analysis.engine import Context, reuse_context
 from aoti_lsp.analysis.records import record
@@ -129,6 +129,7 @@ class Project:
         contexts = self.memo("contexts", dict)
         if path not in contexts:
             contexts[path] = _context(path, self.__dict__.get("reader"), self)
+        _depends(path)  # what it says of this file's findings may change with that file's text
         return contexts[path]
 
     # -- constants across modules --------------------------------------------------------------
@@ -220,6 +221,7 @@ class Project:
         data = reader(path) if reader is not None else None
         if data is not None:  # an editor buffer, or a file a fix is rewriting: never the disk's
             return _facts_of_data(path, data)
+        _depends(path)  # its constants are in no summary: a cached result must see them change
         cache = self.__dict__.setdefault("_disk_constants", {})
         stamp = file_stamp(path)
         hit = cache.get(path)
@@ -255,6 +257,13 @@ class Project:
                             out.setdefault(key, []).append((path, kind, site))
             return out
         return self.memo("artifacts", build)
+
+
+def _depends(path: str) -> None:
+    """A check being recorded for the cache (cache.recording) read `path` from disk: its cached
+    result is valid only while that file's stamp is unchanged."""
+    if reads.current is not None:
+        reads.current.add(path)
 
 
 def _context(path: str, reader, project):
