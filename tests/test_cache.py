@@ -371,3 +371,49 @@ def test_old_cache_files_are_pruned(project, capsys, monkeypatch):
         monkeypatch.setattr(cachemod, "_TOOL", f"build {k}")
         run(capsys, ".")
     assert len(cache_files(project)) == cachemod.KEEP
+
+
+def _mutate(rng, path: Path) -> None:
+    """One random edit of the kind that moves cross-file facts: a device swapped, an artifact
+    path renamed, a line dropped, or a comment added."""
+    text = path.read_text()
+    swaps = [(a, b) for a, b in (("cuda", "cpu"), ("cpu", "cuda"), (".so", "_x.so"), (".pt2", "_y.pt2"),
+                                 ("model", "modl")) if a in text]
+    lines = text.splitlines(True)
+    pick = rng.random()
+    if swaps and pick < 0.6:
+        a, b = rng.choice(swaps)
+        at = rng.choice([i for i in range(len(text)) if text.startswith(a, i)])
+        text = text[:at] + b + text[at + len(a):]
+    elif pick < 0.8 and len(lines) > 1:
+        del lines[rng.randrange(len(lines))]
+        text = "".join(lines)
+    else:
+        text += "# edited\n"
+    path.write_text(text)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_warm_run_says_what_a_cold_one_says_after_random_edits(tmp_path, monkeypatch, capsys, seed):
+    """Every multi-file project of tests/projects, edited at random a dozen times: after each
+    edit the cached run (the whole tree, or one file named) gives exactly the findings of a
+    run without cache. (It found the cached AOTI102 that outlived a change of pkg/paths.py.)"""
+    import random
+
+    rng = random.Random(seed)
+    for proj in sorted(PROJECTS.iterdir()):
+        folder = tmp_path / proj.name
+        shutil.copytree(proj, folder, ignore=shutil.ignore_patterns("expected"))
+        if not (folder / "pyproject.toml").exists():
+            (folder / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
+        monkeypatch.chdir(folder)
+        files = sorted(folder.rglob("*.py"))
+        _age(folder)
+        run(capsys, ".")
+        for step in range(12):
+            edited = rng.choice(files)
+            _mutate(rng, edited)
+            _age(folder)  # older than the cache's racy window, as a file saved a while ago
+            which = rng.choice([".", str(rng.choice(files).relative_to(folder))])
+            warm, cold = run(capsys, which), run(capsys, "--no-cache", which)
+            assert warm == cold, (proj.name, step, edited.relative_to(folder), which)
