@@ -38,9 +38,9 @@ REEXPORT = re.compile(r"export\(\s*[\w.\[\]]+\.module\(\)")
 # Rough kinds of the tool's refusal text, only to show where its reason differs from the label.
 REASON_KINDS = (
     ("plain-function", re.compile(r"plain function|not an nn\.Module", re.I)),
-    ("cross-process", re.compile(r"c\+\+|another program|other program|outside the project|cross-process"
+    ("cross-process", re.compile(r"c\+\+|another program|other program|outside the project|outside python|cross-process"
                                  r"|command line|argv|consumer", re.I)),
-    ("computed-path", re.compile(r"computed at run time|cannot all be found", re.I)),
+    ("computed-path", re.compile(r"computed at run time|cannot all be found|cannot follow", re.I)),
 )
 
 
