@@ -322,8 +322,11 @@ def test_sigterm_and_sigint_end_the_workers(tmp_path, signum, code):
     # (200 files took ~1.5 s, and a quiet CI machine finished them before the signal)
     for i in range(1000):
         (tmp_path / f"m{i}.py").write_text(BODY + "x = 1\n" * 3000)
+    # SIGINT as at a terminal: a job started in the background (`cmd &` in a script, as CI may
+    # run this suite) inherits it ignored, and Python then leaves it ignored
     proc = subprocess.Popen([sys.executable, "-m", "aoti_lsp", "--check", "-j", "2", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     children = []
     deadline = time.monotonic() + 30
     while not children and time.monotonic() < deadline:
