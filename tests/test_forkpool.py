@@ -79,3 +79,26 @@ def test_a_worker_killed_mid_run_is_said():
 def test_tasks_beyond_the_pipe_are_refused():
     with pytest.raises(ValueError, match="at most"):
         forkpool.Pool(2, forkpool.MAX_TASKS + 1, lambda *a: None)
+
+
+def test_a_worker_failing_mid_run_is_an_internal_error_of_the_cli(tmp_path, monkeypatch, capsys):
+    """Through the CLI: a file that breaks pass 1 in a worker ends the run with exit 2 and says
+    why; no success line, no worker left."""
+    from aoti_lsp.cli import main as cli
+    from aoti_lsp.project import runner
+
+    for i in range(80):  # past runner.PARALLEL_MIN: -j 2 forks
+        (tmp_path / f"m{i}.py").write_text("import torch\nso = torch._export.aot_compile(m, (x,))\n")
+    real = runner._scan
+
+    def scan(paths, *args, **kw):
+        if any(p.endswith("m41.py") for p in paths):
+            raise MemoryError("m41.py broke the worker")
+        return real(paths, *args, **kw)
+
+    monkeypatch.setattr(runner, "_scan", scan)
+    monkeypatch.chdir(tmp_path)
+    code = cli.main(["--check", "--no-cache", "-j", "2", "."])
+    err = capsys.readouterr().err
+    assert code == 2 and "internal error: a worker failed: MemoryError('m41.py broke the worker')" in err
+    assert "All checks passed" not in err
