@@ -211,7 +211,6 @@ def test_a_summary_change_in_another_file_invalidates_the_result(project, capsys
     assert findings(run(capsys, "app.py")[1]) == []
 
 
-
 def test_a_change_in_a_module_of_plain_constants_invalidates_the_result(tmp_path, monkeypatch, capsys):
     """paths.py holds only a path (no trigger token: no summary, so no part of the project
     digest); serve.py's finding reads it from disk. Changing it must change a warm run's answer
