@@ -39,6 +39,7 @@ SHAPES = [
     Shape("device_ternary", (("run.py",),)),
     Shape("returned_path_helper", (("main.py",),)),
     Shape("options_updated", (("run.py",),)),
+    Shape("compile_unless_given", (("run.py",),)),  # the loader's path is None or the compile's
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),

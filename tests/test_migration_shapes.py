@@ -531,3 +531,60 @@ def test_the_returned_path_only_named_sized_and_loaded_migrates(tmp_path):
     assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
     assert "+    so_path = torch._inductor.aoti_compile_and_package(exported)" in out.stdout
     assert "+    runner = torch._inductor.aoti_load_package(so_path)" in out.stdout
+
+
+# `so` holds the compile's .so on some runs only (a script that compiles unless given a .so):
+# the loader reads a merge of branches, which single assignments do not follow. Migrating the
+# compile alone gave the old loader a .pt2 (`invalid ELF header`: aoti-facts.md).
+CACHED_OR_COMPILED = """
+    import sys
+    import torch
+    from torch.export import Dim, export
+
+    def main():
+        so_path = FIRST
+        if so_path is None:
+            model = torch.nn.Linear(4, 4).eval()
+            x = torch.randn(2, 4)
+            exported = export(model, (x,), dynamic_shapes=({0: Dim("b", min=1, max=64)},))
+            so_path = torch._inductor.aot_compile(exported.module(), (x,))
+        runner = torch._export.aot_load(so_path, "cpu")
+        return runner(torch.randn(3, 4))
+"""
+
+
+def test_a_loader_the_compile_reaches_on_some_runs_changes_with_it(tmp_path):
+    root = _project(tmp_path, {"run.py": CACHED_OR_COMPILED.replace("FIRST", "None")})
+    out = _diff(root)
+    assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
+    assert "+        so_path = torch._inductor.aoti_compile_and_package(exported)" in out.stdout
+    assert "+    runner = torch._inductor.aoti_load_package(so_path)" in out.stdout
+
+
+def test_a_loader_that_may_also_load_a_given_path_takes_the_compile_to_the_editor(tmp_path):
+    text = CACHED_OR_COMPILED.replace("FIRST", "sys.argv[1] if len(sys.argv) > 1 else None")
+    root = _project(tmp_path, {"run.py": text})
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == "", out.stdout  # --fix leaves both
+    for code in ("AOTI001", "AOTI002"):  # one plan, offered from either call
+        fix = _fix_of(root, "run.py", code)
+        assert fix["applicability"] == "display-only"
+        assert "`so_path` (run.py:12) may also hold `sys.argv[1]` (run.py:6)" in fix["message"], fix["message"]
+        assert [e["content"] for e in fix["edits"]] == ["torch._inductor.aoti_compile_and_package(exported)",
+                                                         "torch._inductor.aoti_load_package(so_path)"]
+
+
+def test_a_loader_two_old_compiles_reach_is_refused_for_all_three(tmp_path):
+    root = _project(tmp_path, {"run.py": """
+        import torch
+        def main(big, x):
+            if big:
+                so = torch._export.aot_compile(torch.nn.Linear(4, 4), (x,))
+            else:
+                so = torch._export.aot_compile(torch.nn.Linear(4, 4).half(), (x.half(),))
+            return torch._export.aot_load(so, "cpu")(x)
+    """})
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == "", out.stdout
+    assert out.stderr.count("on some runs and of the one at") == 3, out.stderr
+    assert "migrate the two compiles and the loader together" in out.stderr

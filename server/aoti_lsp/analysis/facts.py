@@ -782,6 +782,45 @@ class Facts:
         found.update((id(l), l) for l in by_value.get(call.id, ()))
         return sorted(found.values(), key=lambda l: l.call.start_byte)
 
+    def maybe_values(self, ident: Node) -> list[tuple[Node, object]] | None:
+        """What a name read may hold where no single assignment decides: the latest binding
+        before it in its own scope, and the earlier ones a branch may leave in place
+        (`so = argv or None`, then `if so is None: so = aot_compile(...)`), latest first, as
+        (value, binding). None where one of them is not a plain assignment (a parameter, a
+        loop target, an import): then the read may hold anything."""
+        name = ident.text.decode()
+        found, n = self.names.scope_of(ident).before(name, ident.start_byte)
+        out = []
+        for binding in reversed(found[:n]):
+            if binding.kind not in (LOCAL, ALIAS) or binding.value is None:
+                return None
+            out.append((unwrap(binding.value), binding))
+            if not self._conditional(binding.value, ident):
+                break  # it always runs before the read: earlier values are gone
+        return out or None
+
+    def maybe_loads_of_value(self, call: Node) -> list[tuple[LoadSite, list[Node]]]:
+        """Loads whose path may hold `call`'s value but may also hold another (a merge of
+        branches that `loads_of_value`, by single assignments, does not follow): (the load,
+        the other values its path may hold, but `None`: no path at all)."""
+        name = _assigned_name(call)
+        if not name:
+            return []
+        assign = call.parent
+        while assign.type == "parenthesized_expression":
+            assign = assign.parent
+        sure = {id(load) for load in self.loads_of_value(call)}
+        out = []
+        for load in self.loads:
+            node = unwrap(load.path_node)
+            if node is None or node.type != "identifier" or node.text.decode() != name or id(load) in sure:
+                continue
+            values = self.maybe_values(node)
+            if values and any(b.at == assign.start_byte for _, b in values):
+                others = [w for v, b in values if b.at != assign.start_byte for w in _branches(v)]
+                out.append((load, [v for v in others if not _is_none(v)]))
+        return out
+
     @cached_property
     def _loads_by_path(self) -> tuple[dict[int, list[LoadSite]], dict[int, list[LoadSite]]]:
         """(path node id -> loads, id of the call a path is bound to -> loads): one pass over the loads."""
@@ -994,6 +1033,13 @@ def _is_target(ident: Node) -> bool:
     parent = ident.parent
     return parent is not None and parent.type in ("assignment", "augmented_assignment") \
         and parent.child_by_field_name("left") == ident
+
+
+def _branches(value: Node) -> list[Node]:
+    """The values a conditional expression may take (`a if c else b`: a and b), else the value."""
+    if value.type != "conditional_expression" or value.named_child_count != 3:
+        return [value]
+    return _branches(unwrap(value.named_children[0])) + _branches(unwrap(value.named_children[2]))
 
 
 def _is_none(node: Node | None) -> bool:

@@ -248,6 +248,12 @@ def _plan(ctx, call: Node) -> Plan:
         compile_site = facts.compile_of(behind) if behind is not None else None
         if compile_site is None and load_site.path_node is None:
             raise CannotFix("the path is missing")
+        if compile_site is None and behind is not None and behind.type == "identifier":
+            # `so` holds a compile's value on some runs (`if so is None: so = aot_compile(...)`):
+            # the compile's plan, which takes this loader with it
+            maybe = next((v for v, _ in facts.maybe_values(behind) or () if facts.compile_of(v) is not None), None)
+            if maybe is not None:
+                return _plan(ctx, maybe)
         producer = _producer_elsewhere(ctx, call) if compile_site is None else None
         if producer is not None:  # `so = build(...)` of another module whose `return` is a compile's value
             return _plan(*producer)
@@ -381,7 +387,30 @@ def _returned_artifact(ctx, site, plan: Plan) -> Plan:
         _old_output_uses(ctx, site)
         plan.compiles.append(Member(ctx, site.call, site.qualname))
     plan.loads += _value_loads(ctx, site)
+    _maybe_loads(ctx, site, plan)
     return plan
+
+
+def _maybe_loads(ctx, site, plan: Plan) -> None:
+    """Loads whose path holds the compile's value on some runs and another value on others
+    (`so = sys.argv[1] if ... else None`, then `if so is None: so = aot_compile(...)`): they
+    change with the compile, or the compile's .pt2 would reach an old loader. What else the
+    path may hold must then be a .pt2 too: display-only, its title says which. A second old
+    compile reaching the same loader is refused: the plan would have to take both."""
+    facts = ctx.facts
+    for load, others in facts.maybe_loads_of_value(site.call):
+        if any(m.ctx is ctx and m.call.id == load.call.id for m in plan.loads):
+            continue
+        rival = next((v for v in others if facts.compile_of(v) is not None), None)
+        if rival is not None:
+            raise CannotFix(f"`{ctx.source.node_text(load.call)[:60]}` ({_where(ctx, load.call)}) loads the .so of "
+                            f"the compile at {_where(ctx, site.call)} on some runs and of the one at {_where(ctx, rival)} "
+                            "on others: migrate the two compiles and the loader together")
+        plan.loads.append(Member(ctx, load.call, load.qualname))
+        if others and plan.outside is None:
+            plan.outside = (f"`{ctx.source.node_text(load.path_node)[:40]}` ({_where(ctx, load.call)}) may also hold "
+                            f"`{ctx.source.node_text(others[0])[:40]}` ({_where(ctx, others[0])}): what it names "
+                            "there must become a .pt2 written by aoti_compile_and_package")
 
 
 # what a program can do with the path an old compile without an output path returns (a .so in
@@ -613,7 +642,8 @@ def _collected(ctx, key: str) -> Plan:
     found = memo[key]
     if isinstance(found, CannotFix):
         raise found
-    return Plan(list(found.compiles), list(found.loads), dict(found.tails), found.name, found.producers, key=key)
+    return Plan(list(found.compiles), list(found.loads), dict(found.tails), found.name, found.producers,
+                outside=found.outside, key=key)
 
 
 def _collect(ctx, key: str, plan: Plan) -> None:
@@ -634,6 +664,10 @@ def _collect(ctx, key: str, plan: Plan) -> None:
             plan.compiles.append(Member(member_ctx, site.call, site.qualname))
             for load in _value_loads(member_ctx, site, strict=False):  # `so = aot_compile(...)`, `aot_load(so)`
                 add(load.ctx, load.ctx.facts.load_of(load.call), "load")
+            known = len(plan.loads)
+            _maybe_loads(member_ctx, site, plan)  # `aot_load(so)` where `so` may also hold another path
+            for load in plan.loads[known:]:
+                seen.add((absolute(load.path), load.call.start_byte))
         else:
             if site.qualname not in OLD_LOAD and site.qualname not in NEW_LOAD:
                 return
