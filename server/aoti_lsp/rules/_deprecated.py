@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 
 from aoti_lsp.analysis import findings
+from aoti_lsp.analysis.compat import is_fallback
 from aoti_lsp.analysis.deprecations import for_code
 from aoti_lsp.analysis.findings import Applicability, Finding, Fix, LazyFix, Related
 from aoti_lsp.fixes.migrate import CannotFix, drop_import_name, uses_outside
@@ -79,6 +80,17 @@ migration would drop `device="cpu"` and hide it, so it is then offered only in t
 never by `--fix` or fix-all, and AOTI101 stays reported. `--diff` lists every finding it does not fix, with why, on stderr."""
 
 
+# both rules' pages: what is not reported (analysis/compat.py)
+FALLBACKS = """
+
+**Not reported: fallbacks for older torch.** A call that runs only where the new API is missing
+or failed is kept on purpose beside the new path: the `else` of `if hasattr(torch._inductor,
+"aoti_compile_and_package")` (or the body of `if not hasattr(...)`), the `except` of a `try` that
+imports or calls `aoti_load_package`, and code after such a `try` that returns. Migrating it would
+duplicate the branch that is already there. A branch chosen by an option (`if package: <new>
+else: <old>`, the `.so` a C++ runner loads) is not a fallback: it is reported."""
+
+
 class DeprecatedCall(Rule):
     deprecated = True
 
@@ -89,6 +101,8 @@ class DeprecatedCall(Rule):
         symbols = for_code(self.code)
         calls = ctx.calls_to(set(symbols))
         for call, qualname in calls:
+            if is_fallback(call):  # kept for older torch beside the new path, on purpose: compat.py
+                continue
             func = call.child_by_field_name("function")
             message = self.message(qualname, symbols[qualname])
             fix, related = None, []

@@ -1,4 +1,4 @@
-from aoti_lsp.rules._deprecated import MIGRATION_PLAN, DeprecatedCall
+from aoti_lsp.rules._deprecated import FALLBACKS, MIGRATION_PLAN, DeprecatedCall
 
 
 class DeprecatedCompile(DeprecatedCall):
@@ -34,6 +34,7 @@ editor, applied by the CLI only with `--unsafe-fixes`.
   it where the model needs it); with `aot_inductor.package=True` the old call returned a
   list, the new one returns the `.pt2` path. No fix is offered for a plain function (export
   needs an `nn.Module`), for `*args`, or where the call may not run (lambda, conditional)."""
+    explanation += FALLBACKS
     fix_explanation += MIGRATION_PLAN
     invalid = (
         "import torch\nso = torch._export.aot_compile(model, (x,))\n",
@@ -41,6 +42,7 @@ editor, applied by the CLI only with `--unsafe-fixes`.
         "import torch._inductor\nso = torch._inductor.aot_compile(gm, (x,))\n",
     )
     valid = (
+        "import torch\nif hasattr(torch._inductor, 'aoti_compile_and_package'):\n    pkg = torch._inductor.aoti_compile_and_package(ep)\nelse:\n    so = torch._export.aot_compile(model, (x,))\n",
         "import torch\nep = torch.export.export(model, (x,))\npt2 = torch._inductor.aoti_compile_and_package(ep)\n",
         "def aot_compile(m, a):\n    return m\naot_compile(model, (x,))\n",
         "compiled.forward.aot_compile(((x,), {}))\n",

@@ -1,4 +1,4 @@
-from aoti_lsp.rules._deprecated import MIGRATION_PLAN, DeprecatedCall
+from aoti_lsp.rules._deprecated import FALLBACKS, MIGRATION_PLAN, DeprecatedCall
 
 
 class DeprecatedLoad(DeprecatedCall):
@@ -23,6 +23,7 @@ Unsafe (the loader now expects a `.pt2`): offered as a quick fix, applied by the
 `torch._inductor.aoti_load_package(p)`; `aot_load(p, "cuda:1")` becomes
 `aoti_load_package(p, device_index=1)`; a literal `"x.so"` path becomes `"x.pt2"`. The device
 may also be a string constant of the same file. No fix when the device is computed at run time."""
+    explanation += FALLBACKS
     fix_explanation += MIGRATION_PLAN
     invalid = (
         "import torch\nrunner = torch._export.aot_load(so, 'cuda:1')\n",
@@ -30,6 +31,7 @@ may also be a string constant of the same file. No fix when the device is comput
         "import torch\nload = torch._export.aot_load\nrunner = load(p, 'cpu')\n",
     )
     valid = (
+        "def load(p):\n    try:\n        from torch._inductor import aoti_load_package\n        return aoti_load_package(p)\n    except ImportError:\n        from torch._export import aot_load\n        return aot_load(p, 'cuda')\n",
         "import torch\nrunner = torch._inductor.aoti_load_package('m.pt2')\n",
         "try:\n    from torch._inductor import aoti_load_package as _load\nexcept ImportError:\n    from torch._export import aot_load as _load\nrunner = _load(p)\n",
         "cfg = {'aot_load': 1}\nif 'aot_load' in cfg:\n    pass\n",

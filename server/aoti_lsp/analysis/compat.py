@@ -1,0 +1,77 @@
+"""Compatibility fallbacks: an old-API call that runs only where the new API is missing or
+failed, written for older torch beside the new path (found in public code):
+
+    if hasattr(torch._inductor, "aoti_compile_and_package"): <new> else: <old>
+    try: <new> except ImportError: <old>
+    try: return <new> except ...: pass
+    <old>                                   # reached only when the try above did not return
+
+Their deprecation is known to the author, who keeps them on purpose: no finding, and no
+migration (it would duplicate the branch that is already there)."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+NEW_NAMES = (b"aoti_compile_and_package", b"aoti_load_package", b"load_package")
+_SCOPES = ("function_definition", "class_definition", "lambda", "module")
+
+
+def _new_api(node: Node | None) -> bool:
+    text = node.text if node is not None else None
+    return bool(text) and any(name in text for name in NEW_NAMES)
+
+
+def _returns(node: Node) -> bool:
+    """Whether a return statement sits in `node` (not in a function nested in it)."""
+    stack = list(node.named_children)
+    while stack:
+        n = stack.pop()
+        if n.type == "return_statement":
+            return True
+        if n.type not in _SCOPES:
+            stack.extend(n.named_children)
+    return False
+
+
+def _guarded_earlier(stmt: Node) -> bool:
+    """A statement before `stmt` in its block tries the new API and returns on success: `stmt`
+    runs only when that failed (`try: return aoti_load_package(p) except ...: pass`)."""
+    sibling = stmt.prev_named_sibling
+    while sibling is not None:
+        if sibling.type == "try_statement":
+            body = sibling.child_by_field_name("body")
+            if _new_api(body) and _returns(body):
+                return True
+        elif sibling.type == "if_statement":
+            consequence = sibling.child_by_field_name("consequence")
+            if _new_api(sibling.child_by_field_name("condition")) and _new_api(consequence) and _returns(consequence):
+                return True
+        sibling = sibling.prev_named_sibling
+    return False
+
+
+def is_fallback(call: Node) -> bool:
+    """Whether `call` runs only where the new API is missing or failed (the module docstring's shapes)."""
+    node = call
+    while node.parent is not None and node.type not in _SCOPES:
+        parent = node.parent
+        if parent.type in ("else_clause", "elif_clause"):
+            branches = parent.parent
+            if branches is not None and branches.type == "if_statement" \
+                    and _new_api(branches.child_by_field_name("condition")) \
+                    and _new_api(branches.child_by_field_name("consequence")):
+                return True  # a test for the new API, not an option (`if package: <new> else: <old>`)
+        elif parent.type == "except_clause":
+            branches = parent.parent
+            if branches is not None and branches.type == "try_statement" \
+                    and _new_api(branches.child_by_field_name("body")):
+                return True
+        elif parent.type == "if_statement" and node == parent.child_by_field_name("consequence"):
+            condition = parent.child_by_field_name("condition")
+            if condition is not None and condition.type == "not_operator" and _new_api(condition):
+                return True  # `if not hasattr(torch._inductor, "aoti_load_package"): <old>`
+        if parent.type == "block" and _guarded_earlier(node):
+            return True
+        node = parent
+    return False
