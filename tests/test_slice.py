@@ -552,3 +552,41 @@ def test_quiet_file_made_loud_after_slices():
     log: list = []
     _walk(text, "t.py", 0, 0, edits=steps, log=log)
     assert log[:2] == [True, True], f"not sliced: {log} {slice_mod.WHY}"
+
+
+FALLBACK = """import torch
+
+
+def load(p, device):
+    last = None
+    try:
+        from torch._inductor import aoti_load_package
+        x = aoti_load_package(p)
+    except Exception as e:
+        last = e
+    try:
+        from torch._export import aot_load
+        return aot_load(p, device)
+    except Exception as e:
+        raise RuntimeError(f"no loader ({last} / {e})")
+
+
+def build(gm, args):
+    if hasattr(torch._inductor, "aoti_compile_and_package"):
+        pkg = 1
+    else:
+        so = torch._export.aot_compile(gm, args)
+        return torch._export.aot_load(so, "cuda")
+"""
+
+
+def test_a_fallback_follows_edits_of_the_statements_before_it():
+    """compat.py: whether an old call is a fallback depends on the try/if before it; an edit
+    there (a return added or taken away, the new API named or not) must give a full analysis's
+    findings."""
+    edits = [lambda t: t.replace("x = aoti_load_package(p)", "return aoti_load_package(p)"),
+             lambda t: t.replace("pkg = 1", "pkg = torch._inductor.aoti_compile_and_package(ep)"),
+             lambda t: t.replace("return aoti_load_package(p)", "x = aoti_load_package(p)"),
+             lambda t: t.replace("pkg = torch._inductor.aoti_compile_and_package(ep)", "pkg = 2")]
+    log: list = []
+    assert _walk(FALLBACK, "/tmp/m.py", 0, 0, edits=edits, log=log) == (4, 4), log
