@@ -16,6 +16,7 @@ from aoti_lsp.analysis.jagged import (
     Site,
     known_nonempty,
     scope_names,
+    wants_summary as jagged_wants_summary,
     text,
 )
 from aoti_lsp.rules import Rule
@@ -113,8 +114,12 @@ class EmptyJaggedInput(Rule):
     triggers = tuple(p.strip("*") for p in DEFAULT_JAGGED_NAMES)
     requires_any = ("def forward", "aot_compile")  # torch.compile is not AOTI: out of scope
     # files that only export a model or call a package still need a summary (cross-file)
-    summary_triggers = ("export(", "export_for_training", "draft_export", "aot_compile", "aoti_compile_and_package",
-                        "load_package", "aot_load", "offsets=", "complete_cumsum")  # + callers' complete offsets
+    summary_triggers = ("export(", "torch.export", "torch._export", "export_for_training", "draft_export", "aot_compile",
+                        "aoti_compile_and_package", "load_package", "aot_load", "offsets=",
+                        "complete_cumsum")  # + callers' complete offsets; export: jagged.wants_summary
+
+    def wants_summary(self, source, config):
+        return jagged_wants_summary(self, source)
     explanation = f"""\
 Jagged batches come as flat `values` plus per-row `lengths` (or `offsets`). A request with
 no rows gives a `lengths` of size 0, and a batch whose rows are all empty gives `values` with

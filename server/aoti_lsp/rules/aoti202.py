@@ -14,6 +14,7 @@ from aoti_lsp.analysis.jagged import (
     is_check_call,
     text,
     unparen,
+    wants_summary as jagged_wants_summary,
 )
 from aoti_lsp.rules import Rule
 from aoti_lsp.rules.aoti201 import short
@@ -28,8 +29,12 @@ class GuardDroppedByExport(Rule):
     triggers = ("numel", "shape[0]", "size(0)", "len(", "_check", "cond(")
     requires_any = ("def forward", "aot_compile(")
     # files that only export a model or call a package still need a summary (cross-file)
-    summary_triggers = ("export(", "export_for_training", "draft_export", "aot_compile", "aoti_compile_and_package",
-                        "load_package", "aot_load", "offsets=", "complete_cumsum")  # + callers' complete offsets
+    summary_triggers = ("export(", "torch.export", "torch._export", "export_for_training", "draft_export", "aot_compile",
+                        "aoti_compile_and_package", "load_package", "aot_load", "offsets=",
+                        "complete_cumsum")  # + callers' complete offsets; export: jagged.wants_summary
+
+    def wants_summary(self, source, config):
+        return jagged_wants_summary(self, source)
     explanation = """\
 `torch.export` traces dynamic dims as if they were >= 2, even with `Dim("B", min=0)` (and it
 refuses an example input of size 0 or 1 on a dynamic dim). A test of an input's *size* is
