@@ -127,6 +127,26 @@ def test_a_warm_run_imports_no_rule_nor_the_analysis(tmp_path, change):
     assert code == 1 and "aoti_lsp.rules" in mods and "Found 2 findings." in err
 
 
+GOOD = ("import torch\n\n\ndef build(model, x):\n    ep = torch.export.export(model, (x,))\n"
+        "    return torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_warm_run_of_an_unchanged_clean_file_with_aoti_code_imports_no_analysis(tmp_path):
+    """Such a file lists the project (the other files' summaries may have changed); the
+    analysis is imported while git lists it only when a named file is to be parsed: here the
+    cache answers, and no finding is shown."""
+    root = _project(tmp_path)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "pkg" / "good.py").write_text(GOOD)
+    old = time.time() - 3600
+    os.utime(root / "pkg" / "good.py", (old, old))
+    assert _modules(root, "-j", "1", "pkg/good.py")[0] == 0
+    code, mods, err = _modules(root, "-j", "1", "pkg/good.py")
+    assert code == 0 and "All checks passed!" in err and "aoti_lsp.project.gitls" in mods, err
+    assert not mods & {"aoti_lsp.rules", "aoti_lsp.analysis.source", "aoti_lsp.project.project", "tree_sitter"}
+
+
 def _fixture_texts():
     for folder in (ROOT / "tests" / "fixtures", ROOT / "examples", ROOT / "tests" / "projects"):
         for path in sorted(folder.rglob("*.py")):
@@ -325,7 +345,8 @@ sys.exit(code)
 def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not_use(tmp_path):
     """The hook on one changed file with AOTI code (bench.py section d): no logging (nothing is
     logged), no zipfile (no .pt2 is read), no shutil or importlib.resources (argparse's width,
-    the grammar package's __init__), no difflib (a notebook's diff); and no dataclass (records.py:
+    the grammar package's __init__), no difflib (a notebook's diff), no subprocess (gitls.py
+    starts git); and no dataclass (records.py:
     the dataclasses module alone costs ~7 ms of the hook's ~65, each class ~0.5 ms more)."""
     root = _project(tmp_path)
     run = [sys.executable, "-c", _ALL_MODULES, "--check", "pkg/bad.py"]
@@ -336,7 +357,7 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
     mods, made = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
     assert {"aoti_lsp.rules.aoti001", "aoti_lsp.analysis.devices", "aoti_lsp.analysis.jagged"} <= set(mods)
     unused = {"logging", "zipfile", "shutil", "importlib.resources", "difflib", "tempfile", "tree_sitter_python",
-              "aoti_lsp.analysis.pt2", "libcst", "dataclasses", "inspect"}
+              "aoti_lsp.analysis.pt2", "libcst", "dataclasses", "inspect", "subprocess"}
     assert not unused & set(mods), sorted(unused & set(mods))
     assert made == [], made
 
@@ -362,7 +383,7 @@ def test_a_folder_outside_git_without_aoti_code_starts_no_process_nor_imports_ty
     out = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 0 and "All checks passed!" in out.stderr, out.stderr
     mods, _ = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
-    heavy = {"subprocess", "typing", "dataclasses", "pathlib", "tree_sitter"}
+    heavy = {"subprocess", "aoti_lsp.project.gitls", "typing", "dataclasses", "pathlib", "tree_sitter"}
     assert not heavy & set(mods), sorted(heavy & set(mods))
     # the same folder as a work tree: git is asked, and what it ignores is not checked
     if shutil.which("git") is None:
@@ -371,7 +392,7 @@ def test_a_folder_outside_git_without_aoti_code_starts_no_process_nor_imports_ty
     (tmp_path / ".gitignore").write_text("ignored.py\n")
     out = subprocess.run([*run[:-1], "."], cwd=tmp_path, capture_output=True, text=True, env=env)
     mods, _ = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
-    assert out.returncode == 0 and "subprocess" in mods, out.stderr
+    assert out.returncode == 0 and "aoti_lsp.project.gitls" in mods, out.stderr
     (tmp_path / ".gitignore").write_text("")
     out = subprocess.run([*run[:-1], "."], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 1 and "ignored.py" in out.stdout, out.stdout + out.stderr
