@@ -346,8 +346,9 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
     """The hook on one changed file with AOTI code (bench.py section d): no logging (nothing is
     logged), no zipfile (no .pt2 is read), no shutil or importlib.resources (argparse's width,
     the grammar package's __init__), no difflib (a notebook's diff), no subprocess (gitls.py
-    starts git); and no dataclass (records.py:
-    the dataclasses module alone costs ~7 ms of the hook's ~65, each class ~0.5 ms more)."""
+    starts git), no argparse, gettext or locale (cli/args.py parses the hook's command line);
+    and no dataclass (records.py: the dataclasses module alone costs ~7 ms of the hook's ~65,
+    each class ~0.5 ms more)."""
     root = _project(tmp_path)
     run = [sys.executable, "-c", _ALL_MODULES, "--check", "pkg/bad.py"]
     assert subprocess.run(run, cwd=root, capture_output=True).returncode == 1  # fills the cache
@@ -357,7 +358,8 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
     mods, made = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
     assert {"aoti_lsp.rules.aoti001", "aoti_lsp.analysis.devices", "aoti_lsp.analysis.jagged"} <= set(mods)
     unused = {"logging", "zipfile", "shutil", "importlib.resources", "difflib", "tempfile", "tree_sitter_python",
-              "aoti_lsp.analysis.pt2", "libcst", "dataclasses", "inspect", "subprocess"}
+              "aoti_lsp.analysis.pt2", "libcst", "dataclasses", "inspect", "subprocess",
+              "argparse", "gettext", "locale"}
     assert not unused & set(mods), sorted(unused & set(mods))
     assert made == [], made
 
