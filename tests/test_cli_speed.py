@@ -346,8 +346,8 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
     """The hook on one changed file with AOTI code (bench.py section d): no logging (nothing is
     logged), no zipfile (no .pt2 is read), no shutil or importlib.resources (argparse's width,
     the grammar package's __init__), no difflib (a notebook's diff), no subprocess (gitls.py
-    starts git), no argparse, gettext or locale (cli/args.py parses the hook's command line);
-    and no dataclass (records.py: the dataclasses module alone costs ~7 ms of the hook's ~65,
+    starts git), no argparse, gettext or locale (cli/args.py parses the hook's command line),
+    no threading (budget.py asks signal whether a timer can be armed); and no dataclass (records.py: the dataclasses module alone costs ~7 ms of the hook's ~65,
     each class ~0.5 ms more)."""
     root = _project(tmp_path)
     run = [sys.executable, "-c", _ALL_MODULES, "--check", "pkg/bad.py"]
@@ -359,7 +359,7 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
     assert {"aoti_lsp.rules.aoti001", "aoti_lsp.analysis.devices", "aoti_lsp.analysis.jagged"} <= set(mods)
     unused = {"logging", "zipfile", "shutil", "importlib.resources", "difflib", "tempfile", "tree_sitter_python",
               "aoti_lsp.analysis.pt2", "libcst", "dataclasses", "inspect", "subprocess",
-              "argparse", "gettext", "locale"}
+              "argparse", "gettext", "locale", "threading"}
     assert not unused & set(mods), sorted(unused & set(mods))
     assert made == [], made
 
@@ -367,7 +367,8 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
 def test_a_folder_outside_git_without_aoti_code_starts_no_process_nor_imports_typing_or_dataclasses(tmp_path):
     """A tree outside any git work tree (an export, a CI copy: what the bench's trees are) is
     walked without asking git (a failing `git` and the subprocess module cost ~5 ms); a run
-    that parses nothing imports neither typing, dataclasses nor pathlib (~3, ~7 and ~3 ms). In a
+    that parses nothing imports neither typing, dataclasses nor pathlib (~3, ~7 and ~3 ms), nor
+    signal and threading (budget.py's timer: ~0.8 ms). In a
     work tree git is still asked, so .gitignore'd files stay out. Run as pip installs the CLI
     (the package and its dependencies on the path, `-S`: no editable-install finder, which
     imports pathlib itself)."""
@@ -385,7 +386,8 @@ def test_a_folder_outside_git_without_aoti_code_starts_no_process_nor_imports_ty
     out = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 0 and "All checks passed!" in out.stderr, out.stderr
     mods, _ = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
-    heavy = {"subprocess", "aoti_lsp.project.gitls", "typing", "dataclasses", "pathlib", "tree_sitter"}
+    heavy = {"subprocess", "aoti_lsp.project.gitls", "typing", "dataclasses", "pathlib", "tree_sitter", "signal",
+             "threading"}
     assert not heavy & set(mods), sorted(heavy & set(mods))
     # the same folder as a work tree: git is asked, and what it ignores is not checked
     if shutil.which("git") is None:
