@@ -109,7 +109,7 @@ def test_a_file_no_rule_checks_is_checked_without_listing_the_project(project, c
     assert run(capsys, ".")[0] == 1  # the cache holds every file
     listed = []
     real = files.discover
-    monkeypatch.setattr(files, "discover", lambda paths, cfg: listed.append(list(paths)) or real(paths, cfg))
+    monkeypatch.setattr(files, "discover", lambda paths, *a: listed.append(list(paths)) or real(paths, *a))
     before = cachemod.Cache(str(project), Config(root=str(project)))
     (project / "util.py").write_text("def add(a, b):\n    return b + a\n")  # edited, as before a commit
     assert run(capsys, "util.py") == (0, "[]\n")

@@ -119,12 +119,32 @@ def test_a_warm_run_imports_no_rule_nor_the_analysis(tmp_path, change):
     assert code == 0 and "All checks passed!" in err
     heavy = {"aoti_lsp.rules", "aoti_lsp.analysis.source", "aoti_lsp.analysis.engine", "aoti_lsp.analysis.facts",
              "aoti_lsp.project.project", "aoti_lsp.cli.reporters", "aoti_lsp.fixes.fixer", "aoti_lsp.project.notebook",
-             "tree_sitter", "libcst"}
+             "tree_sitter", "tree_sitter._binding", "libcst"}
     assert not mods & heavy, sorted(mods & heavy)
     # a file with AOTI code changes: then it is parsed and checked, and the findings shown
     (root / "pkg" / "bad.py").write_text(BAD + "\n")
     code, mods, err = _modules(root, "-j", "1", "pkg/bad.py")
     assert code == 1 and "aoti_lsp.rules" in mods and "Found 2 findings." in err
+
+
+GOOD = ("import torch\n\n\ndef build(model, x):\n    ep = torch.export.export(model, (x,))\n"
+        "    return torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_warm_run_of_an_unchanged_clean_file_with_aoti_code_imports_no_analysis(tmp_path):
+    """Such a file lists the project (the other files' summaries may have changed); the
+    analysis is imported while git lists it only when a named file is to be parsed: here the
+    cache answers, and no finding is shown."""
+    root = _project(tmp_path)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "pkg" / "good.py").write_text(GOOD)
+    old = time.time() - 3600
+    os.utime(root / "pkg" / "good.py", (old, old))
+    assert _modules(root, "-j", "1", "pkg/good.py")[0] == 0
+    code, mods, err = _modules(root, "-j", "1", "pkg/good.py")
+    assert code == 0 and "All checks passed!" in err and "aoti_lsp.project.gitls" in mods, err
+    assert not mods & {"aoti_lsp.rules", "aoti_lsp.analysis.source", "aoti_lsp.project.project", "tree_sitter._binding"}
 
 
 def _fixture_texts():
@@ -325,8 +345,11 @@ sys.exit(code)
 def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not_use(tmp_path):
     """The hook on one changed file with AOTI code (bench.py section d): no logging (nothing is
     logged), no zipfile (no .pt2 is read), no shutil or importlib.resources (argparse's width,
-    the grammar package's __init__), no difflib (a notebook's diff); and no dataclass (records.py:
-    the dataclasses module alone costs ~7 ms of the hook's ~65, each class ~0.5 ms more)."""
+    the grammar package's __init__), no difflib (a notebook's diff), no subprocess (gitls.py
+    starts git), no argparse, gettext or locale (cli/args.py parses the hook's command line),
+    no threading (budget.py asks signal whether a timer can be armed), no typing (treesitter.py
+    skips tree_sitter's __init__); and no dataclass (records.py: the dataclasses module alone costs ~7 ms of the hook's ~65,
+    each class ~0.5 ms more)."""
     root = _project(tmp_path)
     run = [sys.executable, "-c", _ALL_MODULES, "--check", "pkg/bad.py"]
     assert subprocess.run(run, cwd=root, capture_output=True).returncode == 1  # fills the cache
@@ -336,7 +359,8 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
     mods, made = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
     assert {"aoti_lsp.rules.aoti001", "aoti_lsp.analysis.devices", "aoti_lsp.analysis.jagged"} <= set(mods)
     unused = {"logging", "zipfile", "shutil", "importlib.resources", "difflib", "tempfile", "tree_sitter_python",
-              "aoti_lsp.analysis.pt2", "libcst", "dataclasses", "inspect"}
+              "aoti_lsp.analysis.pt2", "libcst", "dataclasses", "inspect", "subprocess",
+              "argparse", "gettext", "locale", "threading", "typing"}
     assert not unused & set(mods), sorted(unused & set(mods))
     assert made == [], made
 
@@ -344,7 +368,8 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
 def test_a_folder_outside_git_without_aoti_code_starts_no_process_nor_imports_typing_or_dataclasses(tmp_path):
     """A tree outside any git work tree (an export, a CI copy: what the bench's trees are) is
     walked without asking git (a failing `git` and the subprocess module cost ~5 ms); a run
-    that parses nothing imports neither typing, dataclasses nor pathlib (~3, ~7 and ~3 ms). In a
+    that parses nothing imports neither typing, dataclasses nor pathlib (~3, ~7 and ~3 ms), nor
+    signal and threading (budget.py's timer: ~0.8 ms). In a
     work tree git is still asked, so .gitignore'd files stay out. Run as pip installs the CLI
     (the package and its dependencies on the path, `-S`: no editable-install finder, which
     imports pathlib itself)."""
@@ -362,7 +387,8 @@ def test_a_folder_outside_git_without_aoti_code_starts_no_process_nor_imports_ty
     out = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 0 and "All checks passed!" in out.stderr, out.stderr
     mods, _ = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
-    heavy = {"subprocess", "typing", "dataclasses", "pathlib", "tree_sitter"}
+    heavy = {"subprocess", "aoti_lsp.project.gitls", "typing", "dataclasses", "pathlib", "tree_sitter._binding", "signal",
+             "threading"}
     assert not heavy & set(mods), sorted(heavy & set(mods))
     # the same folder as a work tree: git is asked, and what it ignores is not checked
     if shutil.which("git") is None:
@@ -371,7 +397,23 @@ def test_a_folder_outside_git_without_aoti_code_starts_no_process_nor_imports_ty
     (tmp_path / ".gitignore").write_text("ignored.py\n")
     out = subprocess.run([*run[:-1], "."], cwd=tmp_path, capture_output=True, text=True, env=env)
     mods, _ = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
-    assert out.returncode == 0 and "subprocess" in mods, out.stderr
+    assert out.returncode == 0 and "aoti_lsp.project.gitls" in mods, out.stderr
     (tmp_path / ".gitignore").write_text("")
     out = subprocess.run([*run[:-1], "."], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 1 and "ignored.py" in out.stdout, out.stdout + out.stderr
+
+
+def test_tree_sitter_is_loaded_without_its_init_and_imported_later_as_usual():
+    """treesitter.py (no typing yet): tree_sitter's own classes, from its extension module; a
+    later `import tree_sitter` runs the package's __init__ and gives the same classes."""
+    code = ("import sys\nfrom aoti_lsp.analysis import treesitter as t\n"
+            "assert 'typing' not in sys.modules and 'tree_sitter' not in sys.modules\n"
+            "from aoti_lsp.analysis.source import Source\n"
+            "assert Source(b'x = 1\\n', 'm.py').tree.root_node.type == 'module'\n"
+            "import tree_sitter\n"
+            "assert (t.Language, t.Node, t.Parser, t.Query, t.QueryCursor, t.Tree) == (tree_sitter.Language, "
+            "tree_sitter.Node, tree_sitter.Parser, tree_sitter.Query, tree_sitter.QueryCursor, tree_sitter.Tree)\n"
+            "assert tree_sitter.QueryPredicate and 'typing' in sys.modules\n")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env={
+        **os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.returncode == 0, out.stderr

@@ -283,6 +283,35 @@ def test_a_rule_that_never_returns_is_cut_by_the_budget(monkeypatch):
     assert "too slow" in fixed.errors[0] and fixed.applied == 0
 
 
+def test_the_budget_is_a_timer_on_the_main_thread_only(monkeypatch):
+    """On another thread (the server's workers) no timer can be armed: the body runs uncut,
+    nothing raised, and the main thread's alarm handler is left alone."""
+    import threading
+
+    monkeypatch.setattr(budget, "SECONDS", 0.2)
+    before = signal.getsignal(signal.SIGALRM)
+    seen = []
+
+    def body():
+        try:
+            with budget.deadline():
+                seen.append(budget.armed())
+                time.sleep(0.4)
+            seen.append("done")
+        except BaseException as exc:  # what the thread saw is the test
+            seen.append(exc)
+
+    worker = threading.Thread(target=body)
+    worker.start()
+    worker.join()
+    assert seen == [False, "done"] and signal.getsignal(signal.SIGALRM) is before
+    with pytest.raises(budget.OverBudget):
+        with budget.deadline():
+            assert budget.armed()
+            time.sleep(2)
+    assert not budget.armed() and signal.getsignal(signal.SIGALRM) is before
+
+
 def test_global_torch_does_not_hang_the_cli(tmp_path):
     """The look-up itself is the lead's (names.py); this guards that no such loop hangs --check."""
     path = tmp_path / "m.py"

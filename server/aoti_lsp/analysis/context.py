@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from tree_sitter import Node
-
 from aoti_lsp.analysis.findings import Finding
 from aoti_lsp.analysis.names import Names
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import Source
+from aoti_lsp.analysis.treesitter import Node
 from aoti_lsp.project.config import Config
 
 

@@ -29,8 +29,6 @@ import re
 from functools import cached_property
 from collections.abc import Iterable
 
-from tree_sitter import Node
-
 from aoti_lsp import lazyre
 from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
@@ -38,6 +36,7 @@ from aoti_lsp.analysis.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DT
 from aoti_lsp.analysis.names import DEF
 from aoti_lsp.analysis.records import record, set_field
 from aoti_lsp.analysis.source import descendants
+from aoti_lsp.analysis.treesitter import Node
 
 CODES = ("AOTI101", "AOTI102", "AOTI103")
 TRIGGERS = ("aot_load", "load_package", "aot_compile", "aoti_compile_and_package")

@@ -3,9 +3,8 @@ see the facts table on docs/rules/AOTI301.md). Used by AOTI301, hover and comple
 
 from __future__ import annotations
 
-from tree_sitter import Node
-
 from aoti_lsp.analysis.records import record, set_field
+from aoti_lsp.analysis.treesitter import Node
 
 COMPILE, RUN, IMPORT, CUDA, EACH_COMPILE = "compile", "run", "import", "cuda", "each-compile"
 

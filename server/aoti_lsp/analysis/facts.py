@@ -16,12 +16,11 @@ import posixpath
 from bisect import bisect_left
 from functools import cached_property
 
-from tree_sitter import Node
-
 from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.names import ALIAS, DEF, IMPORT, LOCAL
 from aoti_lsp.analysis.source import absolute
+from aoti_lsp.analysis.treesitter import Node
 
 API = tables.api()
 OLD_COMPILE, NEW_COMPILE, EXPORT = API["old_compile"], API["new_compile"], API["export"]

@@ -17,12 +17,11 @@ import itertools
 import re
 from bisect import bisect_left, bisect_right
 
-from tree_sitter import Node
-
 from aoti_lsp.analysis.findings import Edit, Fix, LazyFix, Related
 from aoti_lsp.analysis.records import record, replace, set_field
 from aoti_lsp.analysis.names import Scope, _read_statement, read_scope
 from aoti_lsp.analysis.source import parser
+from aoti_lsp.analysis.treesitter import Node
 
 # a name a statement may read: not an attribute (`self.mean` reads no module name `mean`);
 # non-ASCII bytes belong to names (`café`), as the tree's bindings spell them

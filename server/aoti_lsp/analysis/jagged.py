@@ -23,13 +23,12 @@ import re
 from collections.abc import Iterable, Iterator
 from functools import cached_property, lru_cache
 
-from tree_sitter import Node
-
 from aoti_lsp import lazyre
 from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.facts import unwrap
 from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts
 from aoti_lsp.analysis.records import record, set_field
+from aoti_lsp.analysis.treesitter import Node
 
 DEFAULT_JAGGED_NAMES = (
     "lengths", "offsets", "seq_lens", "seq_lengths", "*_lengths", "*_offsets", "jagged*", "cu_seqlens",

@@ -12,10 +12,9 @@ import re
 from bisect import bisect_left, bisect_right
 from functools import cached_property
 
-from tree_sitter import Node
-
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import descendants
+from aoti_lsp.analysis.treesitter import Node
 
 IMPORT, ALIAS, LOCAL, DEF, SHIM = "import", "alias", "local", "def", "shim"
 SCOPE_TYPES = ("function_definition", "lambda", "class_definition")

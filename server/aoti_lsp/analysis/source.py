@@ -13,10 +13,9 @@ from bisect import bisect_right
 from functools import cached_property, lru_cache
 from collections.abc import Iterable, Iterator
 
-from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
-
 from aoti_lsp.analysis import grammar
 from aoti_lsp.analysis.positions import LineIndex
+from aoti_lsp.analysis.treesitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 LANGUAGE = Language(grammar.language())
 _queries: dict[str, Query] = {}

@@ -6,79 +6,17 @@ Imports neither pygls nor torch unless `serve` is asked for.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from aoti_lsp import __version__, tune_gc
+from aoti_lsp import tune_gc
+from aoti_lsp.cli import args as argsmod
 from aoti_lsp.project import config as configmod
 from aoti_lsp.project import files, runner
 
 # Imported where first needed (a run pays for what it does: a warm, clean run prints one line):
 # reporters, the fixer and writes, notebooks, the analysis (Source, noqa), the rules.
 
-
-
-def _codes(value: str) -> list[str]:
-    return [c.strip().upper() for c in value.split(",") if c.strip()]
-
-
-def _jobs(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"invalid value {value!r}: a number of processes, 1 or more")
-    return n
-
-
-def _columns() -> int:
-    """shutil.get_terminal_size().columns, without importing shutil (bz2, lzma, zlib: ~2 ms of a
-    run): argparse builds a help formatter for each argument it is given, help or not."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-        except (AttributeError, ValueError, OSError):
-            columns = 80
-    return columns
-
-
-class _Help(argparse.HelpFormatter):
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="aoti-lsp",
-        formatter_class=_Help,
-        description="Catch PyTorch AOTInductor misuse (deprecated API, device mismatches, empty jagged inputs).",
-        epilog="Subcommands: `aoti-lsp serve` (language server on stdio), `aoti-lsp rule [CODE]` (rule docs), "
-               "`aoti-lsp explain LOG --package PKG` (crash log -> Python line), `aoti-lsp inspect PKG` (a .pt2).",
-    )
-    p.add_argument("--version", action="version", version=f"aoti-lsp {__version__}")
-    p.add_argument("--check", action="store_true", help="check files (the default when paths are given)")
-    p.add_argument("paths", nargs="*", help="files or folders (default: .)")
-    p.add_argument("--output-format", choices=["text", "json", "sarif", "github"], default="text")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes")
-    p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (with --fix / --diff)")
-    p.add_argument("--diff", action="store_true", help="print the fixes as a diff, change nothing")
-    p.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (e.g. AOTI0)")
-    p.add_argument("--extend-select", type=_codes)
-    p.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable")
-    p.add_argument("--exclude", action="append", help="glob of paths to skip (repeatable)")
-    p.add_argument("--config", help="pyproject.toml to read instead of the nearest one")
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
-    p.add_argument("--jobs", "-j", type=_jobs, default=None,
-                   help="worker processes (1 or more; default: one per core, once the files to read pay for them)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache (.aoti_lsp_cache/ at the project root)")
-    return p
 
 
 def run() -> None:
@@ -137,9 +75,9 @@ def _main(argv: list[str] | None) -> int:
         return triage(argv)
     if argv and argv[0] == "check":
         argv = ["--check", *argv[1:]]
-    args = build_parser().parse_args(argv)
+    args = argsmod.parse(argv) or argsmod.build_parser().parse_args(argv)
     if not args.check and not args.paths:
-        build_parser().print_help(sys.stderr)
+        argsmod.build_parser().print_help(sys.stderr)
         return 2
     try:
         return check(args)

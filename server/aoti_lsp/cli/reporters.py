@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from functools import lru_cache
 
-from aoti_lsp import __version__
+from aoti_lsp import __version__, lazyre
 from aoti_lsp.project import notebook
 from aoti_lsp.analysis.findings import Severity, severity_of, tier
 from aoti_lsp.analysis.records import record, set_field
@@ -342,7 +341,7 @@ def render(fmt: str, items, color: bool = False, notes=(), unsafe: bool = False)
     return shown(text(items, color, unsafe))
 
 
-_LONE = re.compile("[\ud800-\udfff]")
+_LONE = lazyre.compile("[\ud800-\udfff]")  # compiled for text that is not ASCII only (~0.25 ms)
 
 
 def shown(s: str, in_json: bool = False) -> str:
@@ -350,7 +349,7 @@ def shown(s: str, in_json: bool = False) -> str:
     that is not UTF-8) is written as the escape the source spells, `\\ud800`. In JSON (where
     ensure_ascii=False left it raw, inside a string) the backslash is escaped too, so a reader
     gets the same text, not the surrogate back."""
-    if not _LONE.search(s):
+    if s.isascii() or not _LONE.search(s):
         return s
     slash = "\\\\" if in_json else "\\"
     return _LONE.sub(lambda m: f"{slash}u{ord(m.group()):04x}", s)

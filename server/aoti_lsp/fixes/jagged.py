@@ -19,8 +19,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tree_sitter import Node
-
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix
 from aoti_lsp.analysis.jagged import (
     CallSite,
@@ -40,6 +38,7 @@ from aoti_lsp.analysis.jagged import (
 )
 from aoti_lsp.analysis.names import IMPORT, dotted_parts
 from aoti_lsp.analysis.source import parser
+from aoti_lsp.analysis.treesitter import Node
 
 
 class CannotFix(Exception):

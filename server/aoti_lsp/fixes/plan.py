@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 
-from tree_sitter import Node
-
 from aoti_lsp import lazyre
 from aoti_lsp.analysis import findings
 from aoti_lsp.analysis.facts import LOADS, NEW_COMPILE, NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF, unwrap
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import absolute
+from aoti_lsp.analysis.treesitter import Node
 from aoti_lsp.fixes.migrate import (
     OUTPUT_PATH,
     CannotFix,

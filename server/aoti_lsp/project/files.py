@@ -24,19 +24,24 @@ def _in_work_tree(folder: str) -> bool:
     return nearest(os.path.realpath(folder), lambda f: os.path.exists(os.path.join(f, ".git"))) is not None
 
 
-def _git_files(folder: str) -> list[str] | None:
-    if not _in_work_tree(folder):
-        return None
-    import subprocess
-
-    try:
-        out = subprocess.run(
-            ["git", "-C", folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
-            capture_output=True, timeout=60, check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+def _git_files(folder: str, listing=None) -> list[str] | None:
+    """The files git lists under `folder` (`listing`: its gitls.Listing, started earlier), or
+    None: not a work tree, or git failed."""
+    listing = listing or start_listing(folder)
+    out = listing.output() if listing is not None else None
+    if out is None:
         return None
     return [os.path.join(folder, p) for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def start_listing(folder: str):
+    """`git ls-files` of a folder started now (a gitls.Listing), for `discover(..., listings)`;
+    None where git is not asked (not a folder, not a work tree)."""
+    if not (os.path.isdir(folder) and _in_work_tree(folder)):
+        return None
+    from aoti_lsp.project import gitls  # here: a tree outside git starts no process
+
+    return gitls.Listing(folder)
 
 
 def _walk(folder: str, config: Config) -> list[str]:
@@ -97,16 +102,17 @@ def not_checked(paths: list[str]) -> list[str]:
     return [p for p in paths if os.path.isfile(p) and not checkable(p)]
 
 
-def discover(paths: list[str], config: Config) -> tuple[list[str], list[str]]:
+def discover(paths: list[str], config: Config, listings: dict | None = None) -> tuple[list[str], list[str]]:
     """(python files to check, error messages for paths that do not exist). A named file
-    that is not Python is left out (not_checked says which)."""
+    that is not Python is left out (not_checked says which). `listings`: folder -> its git
+    listing, already started (start_listing)."""
     files, errors = [], []
     for path in paths:
         if os.path.isfile(path):
             if checkable(path) and not config.excluded(path, os.path.dirname(path) or "."):
                 files.append(path)
         elif os.path.isdir(path):
-            listed = _git_files(path)
+            listed = _git_files(path, (listings or {}).get(path))
             if listed is None:
                 files.extend(f for f in _walk(path, config) if os.path.isfile(f))  # not a dangling link
             else:  # git also lists files deleted from the work tree but not from the index
@@ -185,13 +191,15 @@ def rooted(config: Config, root: str) -> Config:
     return config if config.source is not None else replace(config, root=root)
 
 
-def project_files(paths: list[str], config: Config, root: str, needed=None) -> tuple[list[str], list[str] | None, list[str]]:
+def project_files(paths: list[str], config: Config, root: str, needed=None,
+                  meanwhile=None) -> tuple[list[str], list[str] | None, list[str]]:
     """(files to check, files to summarise, errors). The files to check are the named ones (as
     `discover` finds them, spelt as given); the files to summarise are every Python file of the
     project at `root` plus the named ones (a named file that is .gitignore'd is still checked,
     and summarised with the project: the user asked for it; one that is excluded is not).
     `needed(files to check)`: whether other files' summaries can matter to them; when not, the
-    project is not listed and the files to summarise are None (only the named ones are read)."""
+    project is not listed and the files to summarise are None (only the named ones are read).
+    `meanwhile()`: run while git lists the project (the imports the scan will need)."""
     check, errors = discover(paths, config)
     if any(os.path.isdir(p) and os.path.abspath(p) == root for p in paths):
         return check, check, errors  # the whole project is named: one listing serves both
@@ -200,7 +208,15 @@ def project_files(paths: list[str], config: Config, root: str, needed=None) -> t
     spelt = {identity(f) for f in check}
     rel = os.path.relpath(root) if not os.path.isabs(paths[0] if paths else ".") else root
     scan = list(check)
-    for f in discover([rel], config)[0]:
+    listing = start_listing(rel)
+    try:
+        if meanwhile is not None:  # while git lists the project
+            meanwhile()
+        listed = discover([rel], config, {rel: listing} if listing is not None else None)[0]
+    finally:
+        if listing is not None:
+            listing.close()
+    for f in listed:
         a = identity(f)
         if a not in spelt:
             spelt.add(a)

@@ -550,8 +550,9 @@ def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int
         cfg = files.rooted(config_for(group[0]), root)
         cache = cachemod.Cache(root, cfg) if use_cache else None
         # files named one by one (a commit's): those no rule checks are settled without the project
-        settle = None if any(os.path.isdir(p) for p in group) else (lambda named: not _settled(named, cfg, cache))
-        check, scan, errs = files.project_files(group, cfg, root, settle)
+        parsed: list[str] = []  # named files _settled found to be parsed
+        settle = None if any(os.path.isdir(p) for p in group) else (lambda named: not _settled(named, cfg, cache, parsed))
+        check, scan, errs = files.project_files(group, cfg, root, settle, lambda: parsed and _import_analysis())
         errors += errs
         stats["files"] += len(check)
         if scan is None:  # no rule checks a named file: no finding, whatever the project holds
@@ -560,12 +561,20 @@ def run_projects(paths: list[str], config_for, mode: tuple[str, bool], jobs: int
     return results, errors
 
 
-def _settled(paths: list[str], cfg, cache) -> bool:
+def _import_analysis() -> None:
+    """What `_scan` imports to parse and summarise a file: imported while git lists the project."""
+    from aoti_lsp.analysis import source  # noqa: F401
+    from aoti_lsp.project import project  # noqa: F401
+    from aoti_lsp import rules  # noqa: F401
+
+
+def _settled(paths: list[str], cfg, cache, parsed: list[str] | None = None) -> bool:
     """Whether no rule could check any of `paths` (by its cached entry, else its bytes against
     the gate): then none can have a finding, whatever the other files say, and this is their
     whole check. A commit of files without AOTI code (most commits) then neither lists the
     project (~6 ms of `git ls-files`) nor builds it. Their cache entries are stored as pass 1
-    stores them; the other files' entries and results are kept."""
+    stores them; the other files' entries and results are kept. `parsed` gets a file found to
+    need parsing (pass 1 will read it)."""
     clauses, read_ = None, []
     for path in paths:
         entry = cache.lookup(path) if cache is not None else None
@@ -579,6 +588,8 @@ def _settled(paths: list[str], cfg, cache) -> bool:
         if clauses is None:
             clauses = _cached_gate(cfg, cache)
         if passes(clauses, data):
+            if parsed is not None:
+                parsed.append(path)
             return False
         read_.append((path, stamp, data))
     if cache is not None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from tree_sitter import Node
-
 from aoti_lsp.analysis.envvars import COMPILE, CUDA, IMPORT, RUN, VARIABLES, string_value
 from aoti_lsp.analysis.findings import Finding, Related
 from aoti_lsp.analysis.records import record
+from aoti_lsp.analysis.treesitter import Node
 from aoti_lsp.rules import Rule
 from aoti_lsp.analysis.source import descendants
 
