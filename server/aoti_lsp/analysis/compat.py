@@ -11,7 +11,7 @@ migration (it would duplicate the branch that is already there)."""
 
 from __future__ import annotations
 
-from tree_sitter import Node
+from aoti_lsp.analysis.treesitter import Node
 
 NEW_NAMES = (b"aoti_compile_and_package", b"aoti_load_package", b"load_package")
 _SCOPES = ("function_definition", "class_definition", "lambda", "module")
