@@ -414,6 +414,12 @@ def test_tree_sitter_is_loaded_without_its_init_and_imported_later_as_usual():
             "assert (t.Language, t.Node, t.Parser, t.Query, t.QueryCursor, t.Tree) == (tree_sitter.Language, "
             "tree_sitter.Node, tree_sitter.Parser, tree_sitter.Query, tree_sitter.QueryCursor, tree_sitter.Tree)\n"
             "assert tree_sitter.QueryPredicate and 'typing' in sys.modules\n")
+    import sysconfig
+
+    import aoti_lsp
+
+    # as installed (-S: no site, no editable-install finder): the package's folder and its dependencies'
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env={
-        **os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        **os.environ, "PYTHONPATH": os.pathsep.join([str(Path(aoti_lsp.__file__).parents[1]),
+                                                     sysconfig.get_paths()["purelib"]])})
     assert out.returncode == 0, out.stderr
