@@ -229,6 +229,32 @@ def test_a_change_in_a_module_of_plain_constants_invalidates_the_result(tmp_path
     assert warm == findings(run(capsys, "--no-cache", ".")[1]) and ("serve.py", 4, "AOTI101") not in warm
     assert findings(run(capsys, "serve.py")[1]) == findings(run(capsys, "--no-cache", "serve.py")[1])
 
+
+def test_a_change_of_a_caller_read_only_when_asked_invalidates_the_result(tmp_path, monkeypatch, capsys):
+    """caller.py spells only `offsets=`: pass 1 summarises it unparsed ("lazy_kw"), and
+    inner.py's check reads its calls when it asks (jagged.summary_from_text). Its summary stays
+    the same when the call changes: the read, not the digest, must invalidate the cached result."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 's'\nversion = '0'\n")
+    (tmp_path / "inner.py").write_text(
+        "import torch\n\n\nclass Inner(torch.nn.Module):\n    def forward(self, x, seq_offsets):\n"
+        "        return x[: seq_offsets[-1]]\n\n\nrunner = torch._inductor.aoti_load_package('other.pt2')\n")
+    incomplete = "from inner import Inner\n\ny = Inner()(x, seq_offsets=l.cumsum(0))\n"
+    complete = "import torch\nfrom inner import Inner\n\ny = Inner()(x, seq_offsets=torch.cat([l.new_zeros(1), l.cumsum(0)]))\n"
+    (tmp_path / "caller.py").write_text(incomplete)
+    _age(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert ("inner.py", 6, "AOTI201") in findings(run(capsys, ".")[1])
+    for text, found in ((complete, False), (incomplete, True), (complete, False)):
+        (tmp_path / "caller.py").write_text(text)
+        warm = findings(run(capsys, ".")[1])
+        assert warm == findings(run(capsys, "--no-cache", ".")[1])
+        assert (("inner.py", 6, "AOTI201") in warm) == found, (text, warm)
+    from aoti_lsp.analysis.source import Source
+    from aoti_lsp.project.project import summarize
+
+    assert summarize(Source.from_text(complete, "caller.py"), lazy=True) == {"AOTI201": {"lazy_kw": True}}
+
+
 def test_a_config_or_rule_change_invalidates(project, capsys, monkeypatch):
     assert findings(run(capsys, ".")[1]) == CROSS
     (project / "pyproject.toml").write_text('[tool.aoti-lsp]\nignore = ["AOTI102"]\n')

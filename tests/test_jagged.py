@@ -373,16 +373,32 @@ def test_complete_offsets_followed_from_the_callers(caller, silent):
     assert (not findings(code, "AOTI201")) == silent
 
 
-def test_complete_offsets_from_another_file():
+def test_complete_offsets_from_another_file(tmp_path):
+    """The callers' files hold only `offsets=` calls: summarised unparsed ("lazy_kw") and read
+    when the forward's check asks (jagged.summary_from_text)."""
     inner = "import torch\n\n\nclass Inner(torch.nn.Module):\n    def forward(self, x, seq_offsets):\n        return x[: seq_offsets[-1]]\n" + EVIDENCE
     good = "import torch\nfrom inner import Inner\n\ny = Inner()(x, seq_offsets=torch.ops.fbgemm.asynchronous_complete_cumsum(l))\n"
     bad = "import torch\nfrom inner import Inner\n\ny = Inner()(x, seq_offsets=torch.cumsum(l, 0))\n"
     project = Project()
-    project.update("pkg/inner.py", summarize(Source.from_text(inner, "pkg/inner.py")))
-    project.update("pkg/good.py", summarize(Source.from_text(good, "pkg/good.py")))
-    assert not findings(inner, "AOTI201", project=project, path="pkg/inner.py")
-    project.update("pkg/bad.py", summarize(Source.from_text(bad, "pkg/bad.py")))
-    assert findings(inner, "AOTI201", project=project, path="pkg/inner.py")
+
+    def add(name, text, lazy=True):
+        path = tmp_path / name
+        path.write_text(text)
+        summary = summarize(Source.from_text(text, str(path)), lazy=lazy)  # lazy: as a run's pass 1
+        project.update(str(path), summary)
+        return summary
+
+    assert add("inner.py", inner)
+    assert add("good.py", good) == {"AOTI201": {"complete_kw": [("seq_offsets", True)]}}  # complete_cumsum: parsed
+    inner_path = str(tmp_path / "inner.py")
+    assert not findings(inner, "AOTI201", project=project, path=inner_path)
+    assert add("bad.py", bad) == {"AOTI201": {"lazy_kw": True}}  # only `offsets=`: not parsed
+    assert findings(inner, "AOTI201", project=project, path=inner_path)
+    fixed = bad.replace("torch.cumsum(l, 0)", "torch.ops.fbgemm.asynchronous_complete_cumsum(l)")
+    (tmp_path / "bad.py").write_text(fixed + "\n")  # on disk only: the version moves when seen (disk_changed)
+    assert project.disk_changed()
+    assert not findings(inner, "AOTI201", project=project, path=inner_path)  # read again from the file
+    assert add("bad.py", bad, lazy=False) == {"AOTI201": {"complete_kw": [("seq_offsets", False)]}}  # an editor's
 
 
 def test_complete_offsets_by_name_and_by_docstring():

@@ -839,9 +839,17 @@ class Model:
                 args = self._bind(call, target)
                 if args is not None and param in args and not _is_keyword_value(args[param]):
                     out.append(complete_expression(self.ctx, args[param]))
-        for summary in self._project_summaries().values():
-            out += [ok for name, ok in summary.get("complete_kw", ()) if name == param]
+        for path, summary in self._project_summaries().items():
+            kw = self._lazy_keywords(path) if summary.get("lazy_kw") else summary.get("complete_kw", ())
+            out += [ok for name, ok in kw if name == param]
         return out
+
+    def _lazy_keywords(self, path: str) -> list[tuple[str, bool]]:
+        """complete_keywords of a file summarised "lazy_kw" (summary_from_text), parsed now
+        (Project.from_file: once per file version, and a dependency of this file's result)."""
+        code = self.code
+        return self.ctx.project.from_file(path, "jagged keywords",
+                                          lambda ctx: Model(ctx, code).complete_keywords()) or []
 
     def _instance_calls(self, key: str) -> list[Node]:
         """Calls of instances of class `key` made in this file: `m = K(...); m(...)`,
@@ -1048,6 +1056,17 @@ def wants_summary(rule, source) -> bool:
     if not found:
         return False
     return not _WEAK.issuperset(found) or _TORCH_EXPORT.search(source.data) is not None
+
+
+def summary_from_text(rule, source, config) -> dict | None:
+    """A file whose only summary trigger is `offsets=` (a call passing offsets, or a `def` with an
+    `offsets=` default) has nothing for the project but its calls' keyword verdicts
+    (complete_keywords), which a forward's check asks for rarely: it is summarised as
+    "lazy_kw", unparsed, and parsed when a check asks (Model._argument_verdicts). A cold check
+    of torch's own sources parsed 1.7 MB for them and never asked."""
+    if config.options or [t for t in rule.summary_triggers if source.has(t)] != ["offsets="]:
+        return None  # rule options (jagged-names): the parse, with them
+    return {"lazy_kw": True} if summary_owner(config) == rule.code else {}
 
 
 def _keyword_values(src, name: str) -> list[Node]:

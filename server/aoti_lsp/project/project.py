@@ -33,13 +33,19 @@ FACTS = "@facts"  # the summary entry of the facts layer (constants, artifact si
 SKIPPED = "@skipped"  # a summary cut by the time budget: why (the CLI reports it; it is never cached)
 
 
-def summarize(source: Source, config: Config | None = None, rules=None) -> dict[str, Any]:
+def summarize(source: Source, config: Config | None = None, rules=None, lazy: bool = False) -> dict[str, Any]:
     """{rule code: summary} for one file, plus the facts layer's own entry; rules whose
-    triggers are absent are skipped. `rules`: the candidates (default: every rule)."""
+    triggers are absent are skipped. `rules`: the candidates (default: every rule). `lazy`: a
+    rule may answer from the text alone, leaving the rest to be read when asked
+    (Rule.summary_from_text): a run's pass 1 over files nobody edits; an editor's buffer is
+    summarised whole."""
     out: dict[str, Any] = {}
     rules = [r for r in summarizers(config, rules) if r.wants_summary(source, config or Config())]
     if not rules:
         return out
+    texts = [(r.code, r.summary_from_text(source, config or Config())) for r in rules] if lazy else [(None, None)]
+    if all(t is not None for _, t in texts):  # every rule answers from the text: no parse, and
+        return {code: t for code, t in texts if t}  # the file's constants are read when asked (facts_of)
     ctx = reuse_context(source, config or Config())  # the check of this source reuses it, or it the check's
     try:
         with budget.deadline():  # a summary that never ends must not hang the run (issue 11)
@@ -231,6 +237,30 @@ class Project:
         cache[path] = (stamp, facts)  # a missing file too: creating it is a change (disk_changed)
         return facts
 
+    def from_file(self, path: str, name: str, compute: Callable[[Any], Any]) -> Any:
+        """compute(a Context of `path`) for what a summary left to be read when asked (jagged's
+        "lazy_kw"): from the file's editor buffer, else from disk, kept by the file's stamp. As
+        facts_of's reads: a cached result depends on the file, and a change on disk moves the
+        version (disk_changed)."""
+        path = os.path.abspath(path)
+        _depends(path)
+        reader = self.__dict__.get("reader")
+        data = reader(path) if reader is not None else None
+        if data is not None:
+            memo = self.memo("from buffers", dict)
+            if (path, name) not in memo:
+                memo[(path, name)] = compute(Context(Source(data, path), Config(), self))
+            return memo[(path, name)]
+        cache = self.__dict__.setdefault("_disk_reads", {})
+        stamp = file_stamp(path)
+        hit = cache.get((path, name))
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        ctx = _context(path, None, self) if stamp is not None else None
+        value = compute(ctx) if ctx is not None else None
+        cache[(path, name)] = (stamp, value)  # a missing file too: creating it is a change
+        return value
+
     def disk_changed(self) -> bool:
         """True, and the version bumped, when a file whose facts were read from disk (no summary,
         no buffer) changed there since: results are keyed by the version, and an editor that
@@ -239,6 +269,11 @@ class Project:
         changed = [p for p, (stamp, _) in list(cache.items()) if file_stamp(p) != stamp]
         for path in changed:
             del cache[path]
+        reads = self.__dict__.get("_disk_reads") or {}
+        for key in [k for k, (stamp, _) in list(reads.items()) if file_stamp(k[0]) != stamp]:
+            del reads[key]
+            changed.append(key[0])
+        for path in changed:
             self.version += 1
             self.__dict__.setdefault("stamps", {})[path] = self.version  # others(): slices of dependents
         return bool(changed)

@@ -207,7 +207,7 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True, defer
             candidates = rules_for(source, cfg)
             enabled = [r for r in candidates if cfg.enabled(r.code)]
             checks = any(r.wants(source, cfg) for r in enabled)
-            summary = summarize(source, cfg, candidates) if summarizers(cfg, enabled) and (
+            summary = summarize(source, cfg, candidates, lazy=True) if summarizers(cfg, enabled) and (
                 checks or wanted(source, enabled, cfg)) else {}
             if SKIPPED in summary:  # what other files read of it is unknown: the run is no pass
                 rows.append((path, f"{path}: {summary[SKIPPED]} (its summary for the other files)", None, False, None))

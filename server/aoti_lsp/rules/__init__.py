@@ -61,6 +61,10 @@ class Rule:
         tokens = self.summary_triggers if self.summary_triggers is not None else self.triggers_for(config)
         return any(map(source.has, minimal(tokens)))
 
+    def summary_from_text(self, source, config) -> dict | None:
+        """The summary, where this rule can give it from the text alone (no parse); None: parse."""
+        return None
+
 
 @lru_cache(maxsize=256)
 def minimal(tokens: tuple[str, ...]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from aoti_lsp.analysis.jagged import (
     Site,
     known_nonempty,
     scope_names,
+    summary_from_text as jagged_summary_from_text,
     wants_summary as jagged_wants_summary,
     text,
 )
@@ -120,6 +121,9 @@ class EmptyJaggedInput(Rule):
 
     def wants_summary(self, source, config):
         return jagged_wants_summary(self, source)
+
+    def summary_from_text(self, source, config):
+        return jagged_summary_from_text(self, source, config)
     explanation = f"""\
 Jagged batches come as flat `values` plus per-row `lengths` (or `offsets`). A request with
 no rows gives a `lengths` of size 0, and a batch whose rows are all empty gives `values` with

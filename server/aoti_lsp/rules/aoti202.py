@@ -14,6 +14,7 @@ from aoti_lsp.analysis.jagged import (
     is_check_call,
     text,
     unparen,
+    summary_from_text as jagged_summary_from_text,
     wants_summary as jagged_wants_summary,
 )
 from aoti_lsp.rules import Rule
@@ -35,6 +36,9 @@ class GuardDroppedByExport(Rule):
 
     def wants_summary(self, source, config):
         return jagged_wants_summary(self, source)
+
+    def summary_from_text(self, source, config):
+        return jagged_summary_from_text(self, source, config)
     explanation = """\
 `torch.export` traces dynamic dims as if they were >= 2, even with `Dim("B", min=0)` (and it
 refuses an example input of size 0 or 1 on a dynamic dim). A test of an input's *size* is
