@@ -255,6 +255,27 @@ def test_a_change_of_a_caller_read_only_when_asked_invalidates_the_result(tmp_pa
     assert summarize(Source.from_text(complete, "caller.py"), lazy=True) == {"AOTI201": {"lazy_kw": True}}
 
 
+def test_a_mention_of_torch_export_no_rule_reads_leaves_the_jagged_only_files_unparsed(tmp_path, monkeypatch,
+                                                                                      capsys, parses):
+    """generative-recommenders: one docstring says "so that torch.export / Dynamo can trace" (and
+    "export as" is a summary token). No rule reads that file, so it puts nothing in AOTI201/202's
+    scope and the files only they look at stay unparsed (before: all were, 38 -> 78 ms)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
+    (tmp_path / "pool.py").write_text("import torch\n\n\nclass Pool(torch.nn.Module):\n"
+                                      "    def forward(self, values, lengths):\n        return values.sum(0) / lengths.cumsum(0)[-1]\n"
+                                      "\n\ndef offsets(lengths):  # a summary token: parsed whenever scanned\n"
+                                      "    return torch.ops.fbgemm.asynchronous_complete_cumsum(lengths)\n")
+    (tmp_path / "ops.py").write_text('def unwrap(t):\n    """So that torch.export can trace it; export as a plain tensor."""\n'
+                                     "    return t\n")
+    _age(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for args in (("--no-cache",), (), ()):
+        assert run(capsys, *args, ".") == (0, "[]\n") and parses[0] == 0
+    (tmp_path / "build.py").write_text("import torch\nfrom pool import Pool\n\n"
+                                       "torch._inductor.aoti_compile_and_package(torch.export.export(Pool(), (v, l)))\n")
+    assert ("pool.py", 6, "AOTI201") in findings(run(capsys, ".")[1]) and parses[0] > 0  # within reach now
+
+
 def test_a_config_or_rule_change_invalidates(project, capsys, monkeypatch):
     assert findings(run(capsys, ".")[1]) == CROSS
     (project / "pyproject.toml").write_text('[tool.aoti-lsp]\nignore = ["AOTI102"]\n')

@@ -214,6 +214,8 @@ def _scan(paths, cfg, checked=None, prior=None, clauses=None, hashed=True, defer
                 continue
         if checks and (checked is None or path in checked):
             kept[path] = source
+        # within reach only where a rule reads it: `torch.export` in a docstring puts nothing in scope
+        reach = reach and (checks or bool(summary))
         rows.append((path, None, summary, source.parsed, (stamp, digest, checks, reach)))
     return kept, rows
 

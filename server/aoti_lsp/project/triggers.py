@@ -11,7 +11,7 @@ asks the rules themselves."""
 from __future__ import annotations
 
 _EXPORTS = ("aot_load", "load_package", "aot_compile", "aoti_compile_and_package")
-_SUMMARY = ("export(", "torch.export", "torch._export", "export_for_training", "draft_export", "aot_compile",
+_SUMMARY = ("export(", "export as", "export_for_training", "draft_export", "aot_compile",
             "aoti_compile_and_package", "load_package", "aot_load", "offsets=", "complete_cumsum")
 
 CHECKS = (

@@ -115,7 +115,7 @@ class EmptyJaggedInput(Rule):
     triggers = tuple(p.strip("*") for p in DEFAULT_JAGGED_NAMES)
     requires_any = ("def forward", "aot_compile")  # torch.compile is not AOTI: out of scope
     # files that only export a model or call a package still need a summary (cross-file)
-    summary_triggers = ("export(", "torch.export", "torch._export", "export_for_training", "draft_export", "aot_compile",
+    summary_triggers = ("export(", "export as", "export_for_training", "draft_export", "aot_compile",
                         "aoti_compile_and_package", "load_package", "aot_load", "offsets=",
                         "complete_cumsum")  # + callers' complete offsets; export: jagged.wants_summary
 
