@@ -808,16 +808,30 @@ class Facts:
         assign = call.parent
         while assign.type == "parenthesized_expression":
             assign = assign.parent
+        found = self._maybe_loads.get(assign.start_byte)
+        if not found:
+            return []
         sure = {id(load) for load in self.loads_of_value(call)}
         out = []
-        for load in self.loads:
-            node = unwrap(load.path_node)
-            if node is None or node.type != "identifier" or node.text.decode() != name or id(load) in sure:
-                continue
-            values = self.maybe_values(node)
-            if values and any(b.at == assign.start_byte for _, b in values):
+        for load, values in found:
+            if id(load) not in sure:
                 others = [w for v, b in values if b.at != assign.start_byte for w in _branches(v)]
                 out.append((load, [v for v in others if not _is_none(v)]))
+        return out
+
+    @cached_property
+    def _maybe_loads(self) -> dict[int, list[tuple[LoadSite, list]]]:
+        """Loads whose path is a name no single assignment decides, by each assignment that may
+        reach it: (the load, maybe_values of its path). One pass over the loads (a compile's
+        question, asked of each load, cost a dense file 15 s)."""
+        out: dict[int, list] = {}
+        for load in self.loads:
+            node = unwrap(load.path_node)
+            if node is None or node.type != "identifier" or self.binding_value(node, load.call.start_byte) is not None:
+                continue
+            values = self.maybe_values(node)
+            for _, binding in values or ():
+                out.setdefault(binding.at, []).append((load, values))
         return out
 
     @cached_property
