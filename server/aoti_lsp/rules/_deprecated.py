@@ -47,6 +47,14 @@ then gives wrong numbers for other batch sizes, without an error unless `AOTI_RU
 the index (`"cuda" if torch.cuda.is_available() else "cpu"`) becomes no `device_index`, as the
 loader takes the device type from the package.
 
+**A loader that reads the compile's result on some runs only** (a script that compiles unless
+given a compiled model: `so = sys.argv[1] if len(sys.argv) > 1 else None`, then `if so is None:
+so = aot_compile(...)`, then `aot_load(so, ...)`) changes with the compile: migrating the compile
+alone would hand the old loader a `.pt2` (`dlopen ... invalid ELF header`). Where the other value
+is `None`, both are migrated; where it may be another path, the migration is offered only in the
+editor, its title naming that value (what is given there must become a `.pt2`); where two old
+compiles reach the same loader, neither is migrated, and the note says so.
+
 **Producer and consumer in different programs.** A folder made by `tempfile.mkdtemp()` or
 `TemporaryDirectory()` in the same run is private: no other program can read what is written
 there, so its loaders are exactly those the value reaches. Otherwise, where nothing in the
