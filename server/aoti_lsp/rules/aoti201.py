@@ -16,11 +16,9 @@ from aoti_lsp.analysis.jagged import (
     Site,
     known_nonempty,
     scope_names,
-    summary_from_text as jagged_summary_from_text,
-    wants_summary as jagged_wants_summary,
     text,
 )
-from aoti_lsp.rules import Rule
+from aoti_lsp.rules._jagged import JaggedRule
 
 _NAMES = ", ".join(f"`{n}`" for n in DEFAULT_JAGGED_NAMES)
 
@@ -106,7 +104,7 @@ def _taken(patterns: tuple[str, ...], data: bytes) -> bool:
     return False
 
 
-class EmptyJaggedInput(Rule):
+class EmptyJaggedInput(JaggedRule):
     code = "AOTI201"
     name = "empty-jagged-input"
     summary = "A jagged input (lengths/offsets) reaches a size-sensitive operation with no effective empty guard"
@@ -114,16 +112,6 @@ class EmptyJaggedInput(Rule):
     # with a forward or an AOT-compiled function
     triggers = tuple(p.strip("*") for p in DEFAULT_JAGGED_NAMES)
     requires_any = ("def forward", "aot_compile")  # torch.compile is not AOTI: out of scope
-    # files that only export a model or call a package still need a summary (cross-file)
-    summary_triggers = ("export(", "export as", "export_for_training", "draft_export", "aot_compile",
-                        "aoti_compile_and_package", "load_package", "aot_load", "offsets=",
-                        "complete_cumsum")  # + callers' complete offsets; export: jagged.wants_summary
-
-    def wants_summary(self, source, config):
-        return jagged_wants_summary(self, source)
-
-    def summary_from_text(self, source, config):
-        return jagged_summary_from_text(self, source, config)
     explanation = f"""\
 Jagged batches come as flat `values` plus per-row `lengths` (or `offsets`). A request with
 no rows gives a `lengths` of size 0, and a batch whose rows are all empty gives `values` with

@@ -14,14 +14,12 @@ from aoti_lsp.analysis.jagged import (
     is_check_call,
     text,
     unparen,
-    summary_from_text as jagged_summary_from_text,
-    wants_summary as jagged_wants_summary,
 )
-from aoti_lsp.rules import Rule
+from aoti_lsp.rules._jagged import JaggedRule
 from aoti_lsp.rules.aoti201 import short
 
 
-class GuardDroppedByExport(Rule):
+class GuardDroppedByExport(JaggedRule):
     code = "AOTI202"
     name = "guard-dropped-by-export"
     summary = "An empty-input guard inside an exported forward: torch.export removes it, the package runs on empty input anyway"
@@ -29,16 +27,6 @@ class GuardDroppedByExport(Rule):
     # (torch.compile keeps guards: a file whose only function is compiled that way needs no look)
     triggers = ("numel", "shape[0]", "size(0)", "len(", "_check", "cond(")
     requires_any = ("def forward", "aot_compile(")
-    # files that only export a model or call a package still need a summary (cross-file)
-    summary_triggers = ("export(", "export as", "export_for_training", "draft_export", "aot_compile",
-                        "aoti_compile_and_package", "load_package", "aot_load", "offsets=",
-                        "complete_cumsum")  # + callers' complete offsets; export: jagged.wants_summary
-
-    def wants_summary(self, source, config):
-        return jagged_wants_summary(self, source)
-
-    def summary_from_text(self, source, config):
-        return jagged_summary_from_text(self, source, config)
     explanation = """\
 `torch.export` traces dynamic dims as if they were >= 2, even with `Dim("B", min=0)` (and it
 refuses an example input of size 0 or 1 on a dynamic dim). A test of an input's *size* is
