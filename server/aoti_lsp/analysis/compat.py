@@ -11,6 +11,7 @@ migration (it would duplicate the branch that is already there)."""
 
 from __future__ import annotations
 
+from aoti_lsp.analysis.source import descendants
 from aoti_lsp.analysis.treesitter import Node
 
 NEW_NAMES = (b"aoti_compile_and_package", b"aoti_load_package", b"load_package")
@@ -24,14 +25,7 @@ def _new_api(node: Node | None) -> bool:
 
 def _returns(node: Node) -> bool:
     """Whether a return statement sits in `node` (not in a function nested in it)."""
-    stack = list(node.named_children)
-    while stack:
-        n = stack.pop()
-        if n.type == "return_statement":
-            return True
-        if n.type not in _SCOPES:
-            stack.extend(n.named_children)
-    return False
+    return next(descendants(node, "return_statement", skip=_SCOPES), None) is not None
 
 
 def _guarded_earlier(stmt: Node) -> bool:

@@ -43,9 +43,10 @@ def summarize(source: Source, config: Config | None = None, rules=None, lazy: bo
     rules = [r for r in summarizers(config, rules) if r.wants_summary(source, config or Config())]
     if not rules:
         return out
-    texts = [(r.code, r.summary_from_text(source, config or Config())) for r in rules] if lazy else [(None, None)]
-    if all(t is not None for _, t in texts):  # every rule answers from the text: no parse, and
-        return {code: t for code, t in texts if t}  # the file's constants are read when asked (facts_of)
+    if lazy:
+        texts = [(r.code, r.summary_from_text(source, config or Config())) for r in rules]
+        if all(t is not None for _, t in texts):  # every rule answers from the text: no parse, and
+            return {code: t for code, t in texts if t}  # the file's constants are read when asked (facts_of)
     ctx = reuse_context(source, config or Config())  # the check of this source reuses it, or it the check's
     try:
         with budget.deadline():  # a summary that never ends must not hang the run (issue 11)
@@ -228,20 +229,12 @@ class Project:
         if data is not None:  # an editor buffer, or a file a fix is rewriting: never the disk's
             return _facts_of_data(path, data)
         _depends(path)  # its constants are in no summary: a cached result must see them change
-        cache = self.__dict__.setdefault("_disk_constants", {})
-        stamp = file_stamp(path)
-        hit = cache.get(path)
-        if hit is not None and hit[0] == stamp:
-            return hit[1]
-        facts = None if stamp is None else _read_facts(path)
-        cache[path] = (stamp, facts)  # a missing file too: creating it is a change (disk_changed)
-        return facts
+        return self._on_disk(path, "facts", _read_facts)
 
     def from_file(self, path: str, name: str, compute: Callable[[Any], Any]) -> Any:
         """compute(a Context of `path`) for what a summary left to be read when asked (jagged's
-        "lazy_kw"): from the file's editor buffer, else from disk, kept by the file's stamp. As
-        facts_of's reads: a cached result depends on the file, and a change on disk moves the
-        version (disk_changed)."""
+        "lazy_kw"): from the file's editor buffer, else from disk, as facts_of reads (_on_disk).
+        A cached result depends on the file."""
         path = os.path.abspath(path)
         _depends(path)
         reader = self.__dict__.get("reader")
@@ -251,31 +244,34 @@ class Project:
             if (path, name) not in memo:
                 memo[(path, name)] = compute(Context(Source(data, path), Config(), self))
             return memo[(path, name)]
+
+        def read(p):
+            ctx = _context(p, None, self)
+            return compute(ctx) if ctx is not None else None
+        return self._on_disk(path, name, read)
+
+    def _on_disk(self, path: str, name: str, read: Callable[[str], Any]) -> Any:
+        """read(path) of a file no summary holds, kept by the file's stamp: a change on disk
+        moves the version (disk_changed)."""
         cache = self.__dict__.setdefault("_disk_reads", {})
         stamp = file_stamp(path)
         hit = cache.get((path, name))
         if hit is not None and hit[0] == stamp:
             return hit[1]
-        ctx = _context(path, None, self) if stamp is not None else None
-        value = compute(ctx) if ctx is not None else None
+        value = None if stamp is None else read(path)
         cache[(path, name)] = (stamp, value)  # a missing file too: creating it is a change
         return value
 
     def disk_changed(self) -> bool:
-        """True, and the version bumped, when a file whose facts were read from disk (no summary,
-        no buffer) changed there since: results are keyed by the version, and an editor that
+        """True, and the version bumped, when a file read from disk (_on_disk: no summary, no
+        buffer) changed there since: results are keyed by the version, and an editor that
         watches no files (Neovim on Linux) tells the server only of the buffers it saves."""
-        cache = self.__dict__.get("_disk_constants") or {}
-        changed = [p for p, (stamp, _) in list(cache.items()) if file_stamp(p) != stamp]
-        for path in changed:
-            del cache[path]
         reads = self.__dict__.get("_disk_reads") or {}
-        for key in [k for k, (stamp, _) in list(reads.items()) if file_stamp(k[0]) != stamp]:
+        changed = [key for key, (stamp, _) in list(reads.items()) if file_stamp(key[0]) != stamp]
+        for key in changed:
             del reads[key]
-            changed.append(key[0])
-        for path in changed:
             self.version += 1
-            self.__dict__.setdefault("stamps", {})[path] = self.version  # others(): slices of dependents
+            self.__dict__.setdefault("stamps", {})[key[0]] = self.version  # others(): slices of dependents
         return bool(changed)
 
     def artifact_sites(self) -> dict[str, list[tuple[str, str, tuple]]]:
