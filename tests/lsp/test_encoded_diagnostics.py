@@ -79,6 +79,9 @@ def test_encoded_is_what_pygls_writes_for_the_servers_diagnostics(tmp_path):
     assert len(items) == 36 and all(d.related_information or d.code != "AOTI101" for d in items)
     for d in items:
         assert json.loads(convert.encoded(d)) == CONVERTER.unstructure(d)
+        cut = convert._cut(d, convert.encoded(d), source.path and convert._uri(source.path))
+        assert cut is not None and json.loads(cut[0][0] + "".join(f"{n}{p}" for n, p in zip(cut[1], cut[0][1:]))) == \
+            CONVERTER.unstructure(d)
 
 
 def test_publish_body_is_pygls_json():
@@ -212,3 +215,36 @@ def test_encoded_json_is_dropped_with_its_diagnostic():
     del d
     gc.collect()
     assert key not in convert._JSON._by_id  # held weakly: a closed file's diagnostics are not kept
+
+
+def test_a_moved_diagnostic_makes_its_fields_only_when_read(monkeypatch):
+    """Issue 24: a keystroke moves a diagnostic's lines, not its lsprotocol objects. A Moved's
+    JSON, its fields (made when read) and a Moved moved again or re-messaged are what moving
+    every field would make; its pieces, cut from the JSON text, are the json.loads ones."""
+    uri = "file:///here.py"
+    d = _diagnostic(7, uri)
+    moved = convert._move_lines(d, 3, uri)
+    assert type(moved) is convert.Moved and moved._made is None  # nothing made by the move
+    eager = convert._moved_now(d, 3, uri, -1)
+    assert json.loads(convert.encoded(moved)) == CONVERTER.unstructure(eager) == json.loads(convert.encoded(eager))
+    assert moved._made is None  # writing it made no field either
+    assert moved == eager and eager == moved and moved != d
+    assert moved.range.start.line == 10 and moved._made is not None
+    again = convert._move_lines(moved, -5, uri, after=8)  # a Moved moved again: from its root, not a chain
+    assert again._root is d and again == convert._moved_now(eager, -5, uri, 8)
+    assert json.loads(convert.encoded(again)) == CONVERTER.unstructure(convert._moved_now(eager, -5, uri, 8))
+
+    from aoti_lsp.analysis.findings import Finding, Related
+
+    finding = Finding("AOTI001", "a message naming line 12", 0, 1, related=[Related(0, 1, "here, line 12"), Related(0, 1, "there")])
+    said = convert._remessaged(convert._move_lines(d, 3, uri), finding)
+    assert type(said) is convert.Moved and said._made is None
+    plain = json.loads(convert.encoded(said))
+    assert plain["message"] == finding.message and [r["message"] for r in plain["relatedInformation"]] == ["here, line 12", "there"]
+    assert plain == CONVERTER.unstructure(said)  # the fields, made now, say the same
+
+    json_cut = convert._cut(d, convert.encoded(d), uri)
+    assert json_cut is not None and len(json_cut[1]) == 10  # its range, one related place and three edits here
+    convert._JSON.get(d)[1] = None
+    monkeypatch.setattr(convert, "_cut", lambda *a: None)  # the json.loads path
+    assert convert._template(d, uri) == json_cut

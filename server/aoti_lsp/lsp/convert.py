@@ -9,6 +9,7 @@ diagnostics never build it."""
 from __future__ import annotations
 
 import json
+import re
 import weakref
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
@@ -206,8 +207,8 @@ def _carrier(source: Source, shift):
 
 
 def _notes_differ(d: types.Diagnostic, f: Finding) -> bool:
-    notes = d.related_information or ()
-    return len(notes) == len(f.related) and any(n.message != r.message for n, r in zip(notes, f.related))
+    notes = _notes_of(d) or ()
+    return len(notes) == len(f.related) and any(n != r.message for n, r in zip(notes, f.related))
 
 
 def _remessaged(d: types.Diagnostic, f: Finding) -> types.Diagnostic | None:
@@ -215,14 +216,14 @@ def _remessaged(d: types.Diagnostic, f: Finding) -> types.Diagnostic | None:
     same places and data, its JSON the old one's with those strings replaced, not made again
     (an Enter early in a dense file changes ~2,000 messages). None where one of them is not
     found exactly once in the JSON: then it is made anew."""
-    notes = d.related_information or []
+    notes = _notes_of(d) or ()
     if notes and len(notes) != len(f.related):
         return None
     text = encoded(d)
     hit = _JSON.get(d)
-    template = hit[1] if hit is not None else None  # the next move writes from it (_encode_moved)
+    template = hit[1] if hit is not None else None  # the next move writes from it (Moved)
     parts = template[0] if template is not None else None
-    for old, new in [(d.message, f.message), *((n.message, r.message) for n, r in zip(notes, f.related))]:
+    for old, new in [(d.message, f.message), *((n, r.message) for n, r in zip(notes, f.related))]:
         if old != new:
             key, said = _message_json(old), _message_json(new)
             if text.count(key) != 1:
@@ -230,10 +231,14 @@ def _remessaged(d: types.Diagnostic, f: Finding) -> types.Diagnostic | None:
             text = text.replace(key, said)
             if parts is not None:  # slots split range lines only: a message is inside one piece
                 parts = [p.replace(key, said) for p in parts]
-    related = [n if n.message == r.message else types.DiagnosticRelatedInformation(n.location, r.message)
-               for n, r in zip(notes, f.related)] or d.related_information
-    out = _like(d, message=f.message, related_information=related)
-    _JSON.put(out, [text, (parts, template[1]) if parts is not None else None])
+    if type(d) is Moved:  # stays one: its fields are still not made
+        out = Moved(d, parts, template[1], d._uri, f.message, tuple(r.message for r in f.related) if notes else None)
+        _JSON.get(out)[0] = text
+    else:
+        related = [n if n.message == r.message else types.DiagnosticRelatedInformation(n.location, r.message)
+                   for n, r in zip(d.related_information or (), f.related)] or d.related_information
+        out = _like(d, message=f.message, related_information=related)
+        _JSON.put(out, [text, (parts, template[1]) if parts is not None else None])
     lines = _LINES.get(d)
     if lines is not None:
         _LINES.put(out, lines)
@@ -348,7 +353,8 @@ _LINES = _Memo()  # diagnostic -> (uri, its lines sorted): kept ones are asked e
 def _lines_cached(d: types.Diagnostic, uri: str) -> tuple[int, ...]:
     hit = _LINES.get(d)
     if hit is None or hit[0] != uri:
-        hit = _LINES.put(d, (uri, tuple(sorted(set(_lines_of(d, uri))))))
+        lines = d._lines if type(d) is Moved and d._uri == uri else _lines_of(d, uri)
+        hit = _LINES.put(d, (uri, tuple(sorted(set(lines)))))
     return hit[1]
 
 
@@ -375,11 +381,112 @@ def _edits(data) -> list[dict]:
 
 
 def _move_lines(d: types.Diagnostic, n: int, uri: str, after: int = -1) -> types.Diagnostic:
-    """`d` with the lines it names in this file after line `after` moved by n. Only what holds
-    a moved line is copied; its JSON is the old one's with the lines filled in (encoded)."""
+    """`d` with the lines it names in this file after line `after` moved by n: a Moved, its
+    lines only (its JSON the old one's pieces with them filled in); its fields are made when
+    something reads them, which a report never does."""
     if n == 0:
         return d
+    try:
+        parts, lines = _template(d, uri)
+    except ValueError:  # the slot marker inside a message (no server message has it)
+        return _moved_now(d, n, uri, after)
+    moved = Moved(d, parts, [x + n if x > after else x for x in lines], uri)
+    hit = _LINES.get(d)
+    if hit is not None and hit[0] == uri:  # its lines, moved (in order: none was touched)
+        _LINES.put(moved, (uri, tuple([x + n if x > after else x for x in hit[1]])))
+    return moved
 
+
+class Moved(types.Diagnostic):
+    """A diagnostic moved past edits that added or removed lines before it: the one first made
+    (`_root`) and the lines it names in this file now, in its JSON's order (_template's slots).
+    Range, related places and data are made only when read (notebooks, tests); a report writes
+    it from the pieces. An Enter early in a dense file moved ~4,000 diagnostics, each rebuilt
+    as lsprotocol objects and dicts: ~40% of the keystroke."""
+
+    __slots__ = ("_root", "_lines", "_uri", "_notes", "_made")
+
+    def __init__(self, d: types.Diagnostic, parts: list[str], lines: list[int], uri: str,
+                 message: str | None = None, notes: tuple[str, ...] | None = None):
+        put = object.__setattr__  # attrs' own __setattr__ runs its hooks: 7x the cost of a move
+        put(self, "_root", d._root if type(d) is Moved else d)
+        put(self, "_lines", lines)
+        put(self, "_uri", uri)
+        put(self, "_made", None)
+        put(self, "_notes", notes if notes is not None else _notes_of(d))
+        put(self, "message", d.message if message is None else message)
+        for name in _KEPT:
+            put(self, name, getattr(d, name))
+        _JSON.put(self, [None, (parts, lines)])
+
+    def _fields(self) -> tuple:
+        made = self._made
+        if made is None:
+            root, at, uri = self._root, iter(self._lines), self._uri
+
+            def rng(r: types.Range) -> types.Range:  # start, then end: the slots' order
+                start = types.Position(next(at), r.start.character)
+                return types.Range(start, types.Position(next(at), r.end.character))
+
+            where = rng(root.range)
+            related = root.related_information
+            if related is not None:
+                related = [types.DiagnosticRelatedInformation(
+                    types.Location(r.location.uri, rng(r.location.range)) if r.location.uri == uri else r.location, note)
+                    for r, note in zip(related, self._notes)]
+            data = _moved_data(root.data, at) if isinstance(root.data, dict) else root.data
+            made = (where, related, data)
+            object.__setattr__(self, "_made", made)
+        return made
+
+    range = property(lambda self: self._fields()[0])
+    related_information = property(lambda self: self._fields()[1])
+    data = property(lambda self: self._fields()[2])
+
+    def __eq__(self, other):  # equal to the plain Diagnostic of the same fields (attrs compares classes)
+        if not isinstance(other, types.Diagnostic):
+            return NotImplemented
+        return all(getattr(self, a) == getattr(other, a) for a in _FIELDS)
+
+    __hash__ = None
+
+
+_KEPT = ("severity", "code", "code_description", "source", "tags")
+_FIELDS = ("range", "message", "severity", "code", "code_description", "source", "tags", "related_information", "data")
+
+
+def _notes_of(d: types.Diagnostic) -> tuple[str, ...] | None:
+    """The messages of its related places (a Moved keeps them apart: no fields made to read them)."""
+    if type(d) is Moved:
+        return d._notes
+    related = d.related_information
+    return None if related is None else tuple(r.message for r in related)
+
+
+def _moved_data(data: dict, at) -> dict:
+    """Diagnostic.data with the lines of its edits in this file taken from `at` (_edits' order)."""
+    def edit(e: dict) -> dict:
+        if "uri" in e:
+            return e
+        r = e["range"]
+        start = {**r["start"], "line": next(at)}
+        return {**e, "range": {"start": start, "end": {**r["end"], "line": next(at)}}}
+
+    def fix(x):
+        return {**x, "edits": [edit(e) for e in x["edits"]]} if x and x.get("edits") else x
+
+    data = dict(data)
+    if data.get("noqa"):
+        data["noqa"] = edit(data["noqa"])
+    if "fix" in data:
+        data["fix"] = fix(data["fix"])
+    if data.get("alternatives"):
+        data["alternatives"] = [fix(x) for x in data["alternatives"]]
+    return data
+
+
+def _moved_now(d: types.Diagnostic, n: int, uri: str, after: int) -> types.Diagnostic:
+    """`d` moved as a plain Diagnostic, every field made (no JSON pieces to write it from)."""
     def line(x: int) -> int:
         return x + n if x > after else x
 
@@ -387,34 +494,13 @@ def _move_lines(d: types.Diagnostic, n: int, uri: str, after: int = -1) -> types
         return types.Range(types.Position(line(r.start.line), r.start.character),
                            types.Position(line(r.end.line), r.end.character))
 
-    def edit(e: dict) -> dict:
-        if "uri" in e:
-            return e
-        r = e["range"]
-        return {**e, "range": {"start": {**r["start"], "line": line(r["start"]["line"])},
-                               "end": {**r["end"], "line": line(r["end"]["line"])}}}
-
-    def fix(x):
-        return {**x, "edits": [edit(e) for e in x["edits"]]} if x and x.get("edits") else x
-
-    data = d.data
-    if isinstance(data, dict):
-        data = dict(data)
-        if data.get("noqa"):
-            data["noqa"] = edit(data["noqa"])
-        if "fix" in data:
-            data["fix"] = fix(data["fix"])
-        if data.get("alternatives"):
-            data["alternatives"] = [fix(x) for x in data["alternatives"]]
+    lines = [line(x) for x in _lines_of(d, uri)]
+    data = _moved_data(d.data, iter(lines[2 + 2 * sum(1 for r in d.related_information or () if r.location.uri == uri):])) \
+        if isinstance(d.data, dict) else d.data
     related = d.related_information and [
         types.DiagnosticRelatedInformation(types.Location(r.location.uri, rng(r.location.range)), r.message)
         if r.location.uri == uri else r for r in d.related_information]
-    moved = _like(d, range=rng(d.range), related_information=related, data=data)
-    _encode_moved(moved, d, line, uri)
-    hit = _LINES.get(d)
-    if hit is not None and hit[0] == uri:  # its lines, moved (in order: none was touched)
-        _LINES.put(moved, (uri, tuple(map(line, hit[1]))))
-    return moved
+    return _like(d, range=rng(d.range), related_information=related, data=data)
 
 
 # -- diagnostics encoded once (issue 24) -----------------------------------------------------------
@@ -513,11 +599,61 @@ def report_json(items: list[types.Diagnostic]) -> str:
     return "[" + ",".join(map(encoded, items)) + "]"
 
 
+_LINE_KEY = re.compile(r'"line":(\d+)')  # a key: inside a JSON string its quotes are escaped
+
+
+def _cut(d: types.Diagnostic, text: str, uri: str) -> tuple[list[str], list[int]] | None:
+    """_template's pieces found in the JSON text by its `"line":` keys, none read back
+    (json.loads of each diagnostic was most of the first Enter before many findings); None
+    where the keys are not the lines the diagnostic names, in the same order."""
+    marks: list[tuple[int, bool]] = []  # (line, whether this file's: a slot), in the JSON's order
+
+    def rng(r: types.Range, here: bool) -> None:
+        marks.append((r.start.line, here))
+        marks.append((r.end.line, here))
+
+    rng(d.range, True)
+    for r in d.related_information or ():
+        rng(r.location.range, r.location.uri == uri)
+    _data_marks(d.data, marks, False)
+    keys = list(_LINE_KEY.finditer(text))
+    if len(keys) != len(marks) or any(int(k.group(1)) != line for k, (line, _) in zip(keys, marks)):
+        return None
+    parts, lines, at = [], [], 0
+    for k, (line, here) in zip(keys, marks):
+        if here:
+            parts.append(text[at:k.start(1)])
+            lines.append(line)
+            at = k.end(1)
+    parts.append(text[at:])
+    return (parts, lines) if lines == _lines_of(d, uri) else None
+
+
+def _data_marks(value, marks: list, here: bool) -> None:
+    """The lines in Diagnostic.data, in its JSON's order; an edit's are slots unless it names a uri."""
+    if isinstance(value, dict):
+        if "range" in value and "newText" in value:
+            here = "uri" not in value
+        for k, x in value.items():
+            if k == "line" and type(x) is int:
+                marks.append((x, here))
+            else:
+                _data_marks(x, marks, here)
+    elif isinstance(value, list):
+        for x in value:
+            _data_marks(x, marks, here)
+
+
 def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
     """(JSON pieces, the line numbers between them): the lines `_move_lines` moves, as slots."""
     hit = _JSON.get(d)
     if hit is not None and hit[1] is not None:
         return hit[1]
+    found = _cut(d, encoded(d), uri)
+    if found is not None:
+        if hit is not None:
+            hit[1] = found
+        return found
     plain = json.loads(encoded(d))  # a copy: its lines are replaced by slots below
     lines: list[int] = []
 
@@ -542,13 +678,3 @@ def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
     if hit is not None:
         hit[1] = (parts, lines)
     return parts, lines
-
-
-def _encode_moved(new: types.Diagnostic, old: types.Diagnostic, line, uri: str) -> None:
-    """`new` is `old` with its lines moved (`line`: old line -> new): written from old's JSON
-    pieces when it is serialised."""
-    try:
-        parts, lines = _template(old, uri)
-    except ValueError:
-        return
-    _JSON.put(new, [None, (parts, [line(x) for x in lines])])
