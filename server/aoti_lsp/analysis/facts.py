@@ -302,7 +302,7 @@ class Facts:
             return None
         module = self.names.module.bindings.get(name, [])
         in_module = id(binding) in self._module_bindings
-        if in_module and scope is not self.names.module and len(module) > 1:
+        if in_module and scope is not self.names.module and len(module) > 1 and not _called_here(scope, self.names.module):
             return None  # which module-level value a function sees depends on when it is called
         if binding.at >= min(at, ident.start_byte) and (in_module == (scope is self.names.module)):
             return None  # used before it is assigned
@@ -1053,6 +1053,19 @@ def _branches(value: Node) -> list[Node]:
     if value.type != "conditional_expression" or value.named_child_count != 3:
         return [value]
     return _branches(unwrap(value.named_children[0])) + _branches(unwrap(value.named_children[2]))
+
+
+def _called_here(scope, module) -> bool:
+    """A module-level `lambda` handed to a call (`timed(lambda: runner(x))`): run by that call,
+    so its names hold what reaches the call, as at the lambda (lookup's answer), not whichever
+    binding of them comes last."""
+    node = scope.node
+    parent = node.parent
+    if scope.parent is not module or node.type != "lambda" or parent is None:
+        return False
+    if parent.type == "keyword_argument":
+        parent = parent.parent
+    return parent is not None and parent.type == "argument_list"
 
 
 def _is_none(node: Node | None) -> bool:

@@ -1,0 +1,80 @@
+"""Runner inputs as real code passes them (a sweep of public code, stop 35): the PyTorch recipe
+times `model(example_inputs)`, a one-tensor tuple, inside `timed(lambda: ...)` while both names
+are bound more than once in the script. A loaded package flattens its arguments (pytree leaves),
+and a lambda handed to a call runs in that call. Look-alikes in our own words; unsafe and safe
+twins. No torch here: tests/torch checks what the package does."""
+
+from __future__ import annotations
+
+from aoti_lsp.analysis.engine import analyze
+from aoti_lsp.analysis.source import Source
+from aoti_lsp.project.config import Config
+
+HEAD = """import torch
+
+with torch.inference_mode():
+    example = (torch.randn(2, 3, 32, 32),)
+    ep = torch.export.export(Net(), example)
+    torch._inductor.aoti_compile_and_package(ep, package_path="net.pt2")
+
+
+def measure(fn):
+    return fn()
+
+
+"""
+
+
+def found(body: str) -> list[tuple[str, str, str]]:
+    text = HEAD + body
+    out = analyze(Source.from_text(text, "bench.py"), Config()).findings
+    data = text.encode()
+    return [(f.code, data[f.start:f.end].decode(), f.message) for f in out]
+
+
+def aoti103(body: str) -> list[tuple[str, str]]:
+    return [(text, message.split(":")[0]) for code, text, message in found(body) if code == "AOTI103"]
+
+
+SMALL = "Input 0 has shape (1, 3, 32, 32), compiled for (2, 3, 32, 32) with dim 0 static"
+
+
+def test_a_tuple_of_inputs_is_flattened_as_the_runner_does():
+    assert aoti103('net = torch._inductor.aoti_load_package("net.pt2")\nnet((torch.randn(1, 3, 32, 32),))\n') == \
+        [("(torch.randn(1, 3, 32, 32),)", SMALL)]
+    assert aoti103('net = torch._inductor.aoti_load_package("net.pt2")\nnet([torch.randn(1, 3, 32, 32)])\n') == \
+        [("[torch.randn(1, 3, 32, 32)]", SMALL)]
+    body = 'net = torch._inductor.aoti_load_package("net.pt2")\nxs = (torch.randn(1, 3, 32, 32),)\n'
+    assert aoti103(body + "net(xs)\n") == [("xs", SMALL)]
+    assert aoti103(body + "net(*xs)\n") == [("*xs", SMALL)]
+    # safe twins: the compiled shape, in the same wrappings
+    ok = 'net = torch._inductor.aoti_load_package("net.pt2")\nys = (torch.randn(2, 3, 32, 32),)\n'
+    assert aoti103(ok + "net(ys)\nnet(*ys)\nnet((torch.randn(2, 3, 32, 32),))\n") == []
+
+
+def test_an_unknown_unpacked_input_stops_the_count():
+    # `*rest` may hold any number of tensors: the input after it is not known to be input 1
+    body = ('net = torch._inductor.aoti_load_package("net.pt2")\n'
+            "def serve(rest):\n    return net(*rest, torch.randn(1, 3, 32, 32))\n")
+    assert aoti103(body) == []
+
+
+def test_a_lambda_handed_to_a_call_reads_the_names_that_reach_the_call():
+    # both names bound twice in the script (the recipe's shape): the lambda runs inside measure()
+    body = ('net = torch._inductor.aoti_load_package("net.pt2")\n'
+            "example = (torch.randn(1, 3, 32, 32),)\n"
+            "measure(lambda: net(example))\n"
+            "net = Net()\n"
+            "example = torch.randn(5, 3, 32, 32)\n"
+            "measure(lambda: net(example))\n")
+    assert aoti103(body) == [("example", SMALL)]  # the second lambda calls the eager module: nothing to say
+
+
+def test_a_lambda_kept_for_later_reads_whichever_binding_is_live_then():
+    # stored, not handed to a call: it runs after `example` is bound again (batch 2): no finding
+    body = ('net = torch._inductor.aoti_load_package("net.pt2")\n'
+            "example = (torch.randn(1, 3, 32, 32),)\n"
+            "run = lambda: net(example)\n"
+            "example = (torch.randn(2, 3, 32, 32),)\n"
+            "run()\n")
+    assert aoti103(body) == []
