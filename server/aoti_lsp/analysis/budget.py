@@ -40,7 +40,13 @@ def armed() -> bool:
 def deadline(seconds: float | None = None):
     """Raise OverBudget in the body after `seconds` (default SECONDS)."""
     global _armed
-    import signal  # here: a run that analyses nothing needs it not (its enums: ~0.4 ms)
+    # here: a run that analyses nothing needs it not. _signal, the C module under signal.py, has
+    # the same functions without signal.py's enums (~0.4 ms of a hook run): the previous handler
+    # is put back as the object it was
+    try:
+        import _signal as signal
+    except ImportError:  # pragma: no cover (another interpreter)
+        import signal
 
     seconds = SECONDS if seconds is None else seconds
     if _armed or not hasattr(signal, "setitimer") or seconds <= 0:
