@@ -345,7 +345,8 @@ sys.exit(code)
 def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not_use(tmp_path):
     """The hook on one changed file with AOTI code (bench.py section d): no logging (nothing is
     logged), no zipfile (no .pt2 is read), no shutil or importlib.resources (argparse's width,
-    the grammar package's __init__), no difflib (a notebook's diff), no subprocess (gitls.py
+    the grammar package's __init__), no difflib (a notebook's diff), no notebook.py (a .py file's report), no fixer (what
+    --fix applies), no subprocess (gitls.py
     starts git), no argparse, gettext or locale (cli/args.py parses the hook's command line),
     no threading nor signal's enums (budget.py arms its timer with _signal), no typing (treesitter.py
     skips tree_sitter's __init__); and no dataclass (records.py: the dataclasses module alone costs ~7 ms of the hook's ~65,
@@ -360,7 +361,8 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
     assert {"aoti_lsp.rules.aoti001", "aoti_lsp.analysis.devices", "aoti_lsp.analysis.jagged"} <= set(mods)
     unused = {"logging", "zipfile", "shutil", "importlib.resources", "difflib", "tempfile", "tree_sitter_python",
               "aoti_lsp.analysis.pt2", "libcst", "dataclasses", "inspect", "subprocess",
-              "argparse", "gettext", "locale", "threading", "typing", "signal"}
+              "argparse", "gettext", "locale", "threading", "typing", "signal",
+              "aoti_lsp.project.notebook", "aoti_lsp.fixes.fixer", "aoti_lsp.fixes.layout"}
     assert not unused & set(mods), sorted(unused & set(mods))
     assert made == [], made
 
