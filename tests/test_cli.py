@@ -108,6 +108,32 @@ def test_exclude_and_gitignore(proj, capsys):
     assert [i["filename"] for i in json.loads(out)] == [str(proj / "src" / "m.py")]
 
 
+def test_bare_name_excludes_match_names_as_fnmatch_does(proj, capsys):
+    """A git listing's files are excluded by name (files._name_pattern: a set for plain names, a
+    regex per glob), as the one regex of every pattern did: a folder or a file, exactly or by glob."""
+    import fnmatch
+    import re
+
+    from aoti_lsp.project.config import Config
+    from aoti_lsp.project.files import _name_pattern
+
+    patterns = ("vendored", "gen_*", "skip?.py", "[ab]x", "", "a.b", "dir/")
+    named = _name_pattern(Config(exclude=patterns))
+    regex = re.compile("|".join(fnmatch.translate(p.rstrip("/")) for p in patterns))
+    for name in ("vendored", "vendored2", "gen_", "gen_x", "xgen_", "skip1.py", "skip.py", "ax", "bx", "cx", "",
+                 "a.b", "aXb", "dir", "dir2", "Vendored", "m.py"):
+        assert named(name) == (regex.match(name) is not None), name
+    assert _name_pattern(Config(exclude=("a/b",))) is None  # a path pattern: matched from the root
+    subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+    for d in ("gen_1", "vendored", "src"):
+        (proj / d).mkdir()
+        (proj / d / "m.py").write_text(BAD)
+        (proj / d / "skip1.py").write_text(BAD)
+    _, out, _ = run(capsys, "--check", "--output-format", "json", "--exclude", "vendored", "--exclude", "gen_*",
+                    "--exclude", "skip?.py", ".")
+    assert [i["filename"] for i in json.loads(out)] == [str(proj / "src" / "m.py")]
+
+
 def test_noqa(proj, capsys):
     (proj / "n.py").write_text(
         "import torch\n"

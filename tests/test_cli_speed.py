@@ -345,9 +345,10 @@ sys.exit(code)
 def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not_use(tmp_path):
     """The hook on one changed file with AOTI code (bench.py section d): no logging (nothing is
     logged), no zipfile (no .pt2 is read), no shutil or importlib.resources (argparse's width,
-    the grammar package's __init__), no difflib (a notebook's diff), no subprocess (gitls.py
+    the grammar package's __init__), no difflib (a notebook's diff), no notebook.py (a .py file's report), no fixer (what
+    --fix applies), no subprocess (gitls.py
     starts git), no argparse, gettext or locale (cli/args.py parses the hook's command line),
-    no threading (budget.py asks signal whether a timer can be armed), no typing (treesitter.py
+    no threading nor signal's enums (budget.py arms its timer with _signal), no typing (treesitter.py
     skips tree_sitter's __init__); and no dataclass (records.py: the dataclasses module alone costs ~7 ms of the hook's ~65,
     each class ~0.5 ms more)."""
     root = _project(tmp_path)
@@ -360,9 +361,35 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
     assert {"aoti_lsp.rules.aoti001", "aoti_lsp.analysis.devices", "aoti_lsp.analysis.jagged"} <= set(mods)
     unused = {"logging", "zipfile", "shutil", "importlib.resources", "difflib", "tempfile", "tree_sitter_python",
               "aoti_lsp.analysis.pt2", "libcst", "dataclasses", "inspect", "subprocess",
-              "argparse", "gettext", "locale", "threading", "typing"}
+              "argparse", "gettext", "locale", "threading", "typing", "signal",
+              "aoti_lsp.project.notebook", "aoti_lsp.fixes.fixer", "aoti_lsp.fixes.layout"}
     assert not unused & set(mods), sorted(unused & set(mods))
     assert made == [], made
+
+
+def test_a_pre_commit_check_as_installed_imports_neither_contextlib_nor_importlib_util(tmp_path):
+    """The hook as pip installs it (`-S`, the package and its dependencies on the path: no
+    editable-install finder, which imports both): on a changed file with AOTI code and on one
+    without, no contextlib (budget.py's and cache.py's context managers are classes) and no
+    importlib.util (aoti_lsp.find_spec asks the finders; ~0.6 ms of the run)."""
+    import sysconfig
+
+    import aoti_lsp
+
+    root = _project(tmp_path)
+    if shutil.which("git") is not None:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(aoti_lsp.__file__).parents[1]),
+                                                         sysconfig.get_paths()["purelib"]])}
+    for name, code, said in (("bad.py", 1, "Found 2 findings."), ("m0.py", 0, "All checks passed!")):
+        run = [sys.executable, "-S", "-c", _ALL_MODULES, "--check", f"pkg/{name}"]
+        subprocess.run(run, cwd=root, capture_output=True, env=env)  # fills the cache
+        (root / "pkg" / name).write_text((root / "pkg" / name).read_text() + "\n# edited\n")
+        out = subprocess.run(run, cwd=root, capture_output=True, text=True, env=env)
+        assert out.returncode == code and said in out.stderr, out.stderr
+        mods, _ = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
+        assert not {"contextlib", "importlib.util", "importlib._abc"} & set(mods), (name, sorted(mods))
+    assert "aoti_lsp.analysis.budget" in mods and "aoti_lsp.project.cache" in mods
 
 
 def test_a_folder_outside_git_without_aoti_code_starts_no_process_nor_imports_typing_or_dataclasses(tmp_path):
@@ -423,3 +450,19 @@ def test_tree_sitter_is_loaded_without_its_init_and_imported_later_as_usual():
         **os.environ, "PYTHONPATH": os.pathsep.join([str(Path(aoti_lsp.__file__).parents[1]),
                                                      sysconfig.get_paths()["purelib"]])})
     assert out.returncode == 0, out.stderr
+
+
+def test_find_spec_is_importlib_util_find_spec():
+    """aoti_lsp.find_spec (no importlib.util on the hook's path) finds what importlib.util does:
+    the cache's tool key reads the folders it names."""
+    import importlib.util
+
+    from aoti_lsp import find_spec
+
+    for name in ("tree_sitter", "tree_sitter_python", "aoti_lsp.queries", "aoti_lsp.rules.aoti001", "json", "sys",
+                 "no_such_module_here", "aoti_lsp.no_such_module"):
+        ours, theirs = find_spec(name), importlib.util.find_spec(name)
+        assert (ours is None) == (theirs is None), name
+        if ours is not None:
+            assert (ours.name, ours.origin, ours.submodule_search_locations) == (
+                theirs.name, theirs.origin, theirs.submodule_search_locations), name

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -59,6 +60,27 @@ def test_only_stdout_counts_stdin_is_empty_and_the_environment_is_ours(fake_git,
 def test_a_large_listing_is_read_whole(fake_git):
     fake_git("head -c 1000000 /dev/zero")  # far more than a pipe holds
     assert gitls.Listing(".").output() == b"\0" * 1_000_000
+
+
+def _exited(listing) -> None:
+    """Until git has exited (not reaped: output() finds it so)."""
+    end = time.monotonic() + 10
+    while os.waitid(os.P_PID, listing.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        assert time.monotonic() < end
+        time.sleep(0.005)
+
+
+@pytest.mark.parametrize("script, out", [("printf 'a.py\\0b c.py\\0'", b"a.py\0b c.py\0"), ("echo partial; exit 128", None)])
+def test_a_listing_done_before_it_is_read_is_read_without_select(fake_git, monkeypatch, script, out):
+    """The hook's case: git ran while the analysis was imported; what it wrote is read, and its
+    exit status decides, without loading select (~0.2 ms) to wait."""
+    fake_git(script)
+    listing = gitls.Listing(".")
+    _exited(listing)
+    pid = listing.pid
+    monkeypatch.setitem(sys.modules, "select", None)  # `import select` would raise
+    assert listing.output() == out
+    assert listing.pid is None and listing.fd is None and _gone(pid)
 
 
 @pytest.mark.parametrize("script", ["echo partial; exit 128", "kill -9 $$"])

@@ -52,6 +52,14 @@ def kind_of(applicability: Applicability, snippet: bool) -> str:
     return Applicability.DISPLAY.value if snippet or applicability == Applicability.DISPLAY else applicability.value
 
 
+def applicable(fix, unsafe: bool) -> bool:
+    """Whether --fix applies `fix` (with --unsafe-fixes: `unsafe`). Here, not in the fixer: a
+    check's report counts its fixes without importing what applies them."""
+    if fix is None or fix.snippet:
+        return False
+    return fix.applicability == Applicability.SAFE or (unsafe and fix.applicability == Applicability.UNSAFE)
+
+
 def tier(applicability: Applicability | str, snippet: bool = False) -> str:
     """A fix's tier in the words the CLI's text, the hover and the editor's titles all use:
     `safe` (--fix, fix-all), `unsafe` (--fix --unsafe-fixes), and what --fix never applies but

@@ -5,19 +5,20 @@ one-file check) for query files the analysis never reads."""
 from __future__ import annotations
 
 import importlib.machinery
-import importlib.util
 import sys
+
+from aoti_lsp import find_spec
 
 
 def language():
     """tree_sitter_python.language(): the grammar's pointer."""
     if "tree_sitter_python" not in sys.modules:
         try:
-            package = importlib.util.find_spec("tree_sitter_python")
+            package = find_spec("tree_sitter_python")
             spec = importlib.machinery.PathFinder.find_spec("tree_sitter_python._binding",
                                                             list(package.submodule_search_locations))
             if spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
-                module = importlib.util.module_from_spec(spec)
+                module = spec.loader.create_module(spec)  # what module_from_spec does for an extension
                 spec.loader.exec_module(module)
                 return module.language()
         except (ImportError, AttributeError, TypeError, OSError):

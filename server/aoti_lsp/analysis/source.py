@@ -13,6 +13,7 @@ from bisect import bisect_right
 from functools import cached_property, lru_cache
 from collections.abc import Iterable, Iterator
 
+from aoti_lsp import lazyre
 from aoti_lsp.analysis import grammar
 from aoti_lsp.analysis.positions import LineIndex
 from aoti_lsp.analysis.treesitter import Language, Node, Parser, Query, QueryCursor, Tree
@@ -39,7 +40,7 @@ def _absolute(path: str, cwd: str) -> str:
     return os.path.normpath(os.path.join(cwd, path) if cwd else path)
 
 
-_LONE_CR = re.compile(rb"\r(?!\n)")
+_LONE_CR = lazyre.compile(rb"\r(?!\n)")  # a file with a lone "\r" is rare
 
 
 def parse_text(data: bytes) -> bytes:

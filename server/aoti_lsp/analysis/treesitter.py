@@ -10,15 +10,17 @@ import sys
 
 def _binding():
     if "tree_sitter" not in sys.modules and "typing" not in sys.modules:  # else it saves nothing
-        import importlib
-        import importlib.util
+        from aoti_lsp import find_spec
 
         try:
-            spec = importlib.util.find_spec("tree_sitter")
+            spec = find_spec("tree_sitter")
             if spec is not None and spec.submodule_search_locations:
-                sys.modules["tree_sitter"] = importlib.util.module_from_spec(spec)  # its __init__ not run
+                package = type(sys)("tree_sitter")  # the package, its __init__ not run
+                package.__spec__, package.__path__ = spec, list(spec.submodule_search_locations)
+                sys.modules["tree_sitter"] = package
                 try:
-                    return importlib.import_module("tree_sitter._binding")
+                    __import__("tree_sitter._binding")
+                    return sys.modules["tree_sitter._binding"]
                 finally:
                     del sys.modules["tree_sitter"]
         except (ImportError, AttributeError, OSError):

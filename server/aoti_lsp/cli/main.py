@@ -159,7 +159,6 @@ def check(args) -> int:
         from aoti_lsp.analysis.noqa import unknown_noqa
         from aoti_lsp.analysis.source import Source
         from aoti_lsp.cli import reporters
-        from aoti_lsp.project import notebook
     for path, old, new, findings, errs in sorted(results, key=lambda r: r[0]):
         for e in errs:
             # a file not analysed (time budget, size) may hide findings: never a pass (exit 2)
@@ -181,6 +180,8 @@ def check(args) -> int:
             items.append((f, source))
             counts[_fix_kind(f.fix, args.unsafe_fixes)] += 1
         for code, row in unknown_noqa(source):
+            from aoti_lsp.project import notebook  # here: only a warning names a notebook's cell
+
             print(f"aoti-lsp: warning: {_rel(path)}:{notebook.where(path, source.data, row)}: unknown code {code!r} in a noqa comment (known: "
                   f"{', '.join(configmod.known_codes())})", file=sys.stderr)
     if not args.diff and (items or notes or args.output_format != "text"):
@@ -202,7 +203,7 @@ def check(args) -> int:
     if args.exit_zero:
         return 0
     if args.diff:  # 0 only when there is nothing to change and nothing left unfixed
-        from aoti_lsp.fixes.fixer import applicable
+        from aoti_lsp.analysis.findings import applicable
 
         return 1 if changed or any(not applicable(f.fix, args.unsafe_fixes) for f, _ in items) else 0
     return 1 if items else 0
@@ -211,7 +212,7 @@ def check(args) -> int:
 def _unfixed(items, unsafe: bool) -> None:
     """--diff: each finding the diff does not fix, on stderr with why (the diff keeps stdout)."""
     from aoti_lsp.cli import reporters
-    from aoti_lsp.fixes.fixer import applicable
+    from aoti_lsp.analysis.findings import applicable
 
     for f, source in items:
         if applicable(f.fix, unsafe):
@@ -234,7 +235,7 @@ def _prints_edits(args) -> bool:
 
 def _fix_kind(fix, unsafe: bool) -> str:
     """How a finding's fix is counted in the summary: exactly as the reporters label it."""
-    from aoti_lsp.fixes.fixer import applicable
+    from aoti_lsp.analysis.findings import applicable
 
     if fix is None:
         return "none"

@@ -10,10 +10,8 @@ import os
 from functools import lru_cache
 
 from aoti_lsp import __version__, lazyre
-from aoti_lsp.project import notebook
-from aoti_lsp.analysis.findings import Severity, severity_of, tier
+from aoti_lsp.analysis.findings import Severity, applicable, severity_of, tier
 from aoti_lsp.analysis.records import record, set_field
-from aoti_lsp.fixes.fixer import applicable
 from aoti_lsp.analysis.positions import UTF32, LineIndex
 from aoti_lsp.analysis.source import absolute
 from aoti_lsp.rules import rule_by_code
@@ -30,6 +28,17 @@ class Note:
         set_field(self, "message", message)
 
 
+def _notebook():
+    from aoti_lsp.project import notebook  # here: a report of .py files needs it not (~0.3 ms)
+
+    return notebook
+
+
+def _in_notebook(path: str | None) -> bool:
+    """notebook.is_notebook, without importing notebook.py."""
+    return bool(path) and path.endswith(".ipynb")
+
+
 def _loc(source, offset: int) -> dict:
     line, col = source.lines.position(offset, UTF32)
     return _at(source.path, source.lines.data, line, col)
@@ -37,7 +46,7 @@ def _loc(source, offset: int) -> dict:
 
 def _at(path, data: bytes, line: int, col: int) -> dict:
     """1-based row and column; in a notebook, the row in its cell and the cell (notebook.py)."""
-    cell = notebook.cell_of(path, data, line)
+    cell = _notebook().cell_of(path, data, line) if _in_notebook(path) else None
     if cell is not None:
         return {"row": cell[1], "column": col + 1, "cell": cell[0]}
     return {"row": line + 1, "column": col + 1}
@@ -53,7 +62,9 @@ def where(source, offset: int) -> str:
 
 
 def _message(finding, source) -> str:
-    return notebook.message(finding, source)
+    if _in_notebook(source.path) or ".ipynb:" in finding.message:  # else notebook.message leaves it as is
+        return _notebook().message(finding, source)
+    return finding.message
 
 
 def _rel(path: str) -> str:
@@ -72,8 +83,9 @@ def _rel_from(path: str, cwd: str) -> str:
 @lru_cache(maxsize=64)
 def _lines_of(path: str) -> LineIndex | None:
     """Lines of another file a related location points into; None for a non-text file (a .pt2)."""
-    if not path.endswith((".py", ".pyi", notebook.SUFFIX)):
+    if not path.endswith((".py", ".pyi", ".ipynb")):
         return None
+    notebook = _notebook()
     try:
         with open(path, "rb") as fh:
             return LineIndex(notebook.python_of(path, fh.read()))
@@ -195,7 +207,7 @@ class _Places:
         kept = self._files.get(id(source))
         if kept is None or kept[0] is not source:
             lines = source.lines
-            kept = self._files[id(source)] = (source, lines, notebook.is_notebook(source.path))
+            kept = self._files[id(source)] = (source, lines, _in_notebook(source.path))
         return kept
 
     def at(self, source, offset: int) -> tuple[int, int, int | None]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from aoti_lsp.analysis import budget
 from aoti_lsp.project.config import Config
 from aoti_lsp.analysis.engine import analyze
-from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix
+from aoti_lsp.analysis.findings import Edit, Finding, Fix, applicable
 from aoti_lsp.fixes.layout import adapt, compile_error
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import Source
@@ -23,12 +23,6 @@ def apply_edits(data: bytes, edits: list[Edit] | tuple[Edit, ...]) -> bytes:
         last = e.end
     out.append(data[last:])
     return b"".join(out)
-
-
-def applicable(fix: Fix | None, unsafe: bool) -> bool:
-    if fix is None or fix.snippet:
-        return False
-    return fix.applicability == Applicability.SAFE or (unsafe and fix.applicability == Applicability.UNSAFE)
 
 
 def choose(findings: list[Finding], unsafe: bool) -> list[Fix]:

@@ -4,12 +4,10 @@ project they belong to (its root, and every Python file in it, summarised for cr
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 
 from aoti_lsp.analysis.records import replace
-from aoti_lsp.project.config import Config, nearest
+from aoti_lsp.project.config import Config, _compiled, nearest
 
 PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks: notebook.py
 
@@ -61,10 +59,11 @@ def _walk(folder: str, config: Config) -> list[str]:
 
 def _name_pattern(config: Config):
     """A matcher of file and folder names when every exclude pattern is a bare name; else None."""
-    if any("/" in p.rstrip("/") for p in config.exclude):
+    literal, globs, anchored = _compiled(config.exclude)
+    if anchored:
         return None
-    pattern = re.compile("|".join(fnmatch.translate(p.rstrip("/")) for p in config.exclude) or "(?!)")
-    return lambda name: pattern.match(name) is not None
+    # a set for plain names (the default's: no regex to compile, ~0.2 ms), a regex per glob
+    return lambda name: name in literal or any(g(name) for g in globs)
 
 
 def _excluder(base: str, config: Config):
