@@ -1,4 +1,4 @@
-"""Runner inputs as real code passes them (a sweep of public code, stop 35): the PyTorch recipe
+"""Device and input shapes of real code (a sweep of public code, stop 35). The PyTorch recipe
 times `model(example_inputs)`, a one-tensor tuple, inside `timed(lambda: ...)` while both names
 are bound more than once in the script. A loaded package flattens its arguments (pytree leaves),
 and a lambda handed to a call runs in that call. Look-alikes in our own words; unsafe and safe
@@ -78,3 +78,31 @@ def test_a_lambda_kept_for_later_reads_whichever_binding_is_live_then():
             "example = (torch.randn(2, 3, 32, 32),)\n"
             "run()\n")
     assert aoti103(body) == []
+
+
+ACCEL = """import torch
+from torch.export import Dim
+
+
+class Masks(torch.nn.Module):
+    def forward(self, rows):
+        return torch.arange(rows.shape[0] * 2, device={where})
+
+
+gpu = torch.device("cuda", 1)
+sizes = (torch.empty(3, dtype=torch.int32),)  # a stand-in: only its size is read
+ep = torch.export.export(Masks(), sizes, dynamic_shapes=({{0: Dim.DYNAMIC}},))
+torch._inductor.aoti_compile_and_package(ep, package_path="masks.pt2")
+masks = torch._inductor.aoti_load_package("masks.pt2", device_index=gpu.index)
+"""
+
+
+def test_cpu_stand_ins_do_not_make_a_cpu_package_when_the_module_names_an_accelerator():
+    """attention-gym's shape: CPU example inputs used for their sizes, the module's own tensors
+    made on the accelerator (a helper measured on an H200: the package records "cuda", loads
+    with device_index=0 and runs on CPU inputs). AOTI101 said "compiled for cpu"."""
+    text = ACCEL.format(where="torch.accelerator.current_accelerator()")
+    assert [f.code for f in analyze(Source.from_text(text, "masks.py"), Config()).findings] == []
+    # the twin whose module stays where its inputs are: a CPU package, and the index is for CUDA
+    text = ACCEL.format(where="rows.device")
+    assert [f.code for f in analyze(Source.from_text(text, "masks.py"), Config()).findings] == ["AOTI101"]

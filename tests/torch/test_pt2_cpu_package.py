@@ -101,6 +101,23 @@ def test_static_dim_and_dtype_mismatch_are_silent(torch, package, tmp_path):
         "`AOTI_RUNTIME_CHECK_INPUTS=1`" in rule_by_code("AOTI103").explanation
 
 
+def test_the_runner_flattens_its_arguments_and_aoti103_reads_them_so(torch, package, tmp_path):
+    """A one-tensor tuple, a list or `*xs` is the tensor itself to a loaded package (pytree
+    leaves): the PyTorch recipe's `model(example_inputs)`. AOTI103 reads them so."""
+    runner = torch._inductor.aoti_load_package(str(package))
+    x = torch.randn(3, 8)
+    for out in (runner((x,)), runner([x]), runner(*(x,))):
+        assert out.shape == (2, 8) and torch.allclose(out, x[:2] * 2 + 1)  # read as the static (2, 8)
+    text = ("import torch\n"
+            "ep = torch.export.export(Affine(), (torch.randn(2, 8),))\n"
+            f"path = torch._inductor.aoti_compile_and_package(ep, package_path={str(package)!r})\n"
+            "runner = torch._inductor.aoti_load_package(path)\n"
+            "xs = (torch.randn(3, 8),)\n"
+            "runner(xs)\nrunner([torch.randn(3, 8)])\nrunner(*xs)\n")
+    found = findings(text, str(tmp_path / "serve.py"), "AOTI103")
+    assert [f.message.split(":")[0] for f in found] == ["Input 0 has shape (3, 8), compiled for (2, 8) with dim 0 static"] * 3
+
+
 def test_loaded_packages_unpack_into_the_session_temp_folder(torch, package):
     """torch unpacks each loaded package into `$TMPDIR/aotinductor_*`, removed when the runner
     is freed, never when the process crashes (the segfault tests): tests/conftest.py gives the

@@ -44,6 +44,7 @@ TRIGGERS = ("aot_load", "load_package", "aot_compile", "aoti_compile_and_package
 _DEV, _SHAPES = tables.section("devices"), tables.section("shapes")
 DEVICE_TYPES = set(_DEV["types"])
 _DEVICE = re.compile(r"^([a-z_]+)(?::(\d+))?$")
+_ACCELERATOR = re.compile(rb"\b(?:cuda|accelerator|mps|xpu)\b")  # _accelerated_inside
 _DEVICE_PREFIX = lazyre.compile(r"^([a-z_]+):")
 FACTORIES, LIKE, ALWAYS_CPU = set(_DEV["factories"]), set(_DEV["like"]), set(_DEV["always_cpu"])
 KEEP_DEVICE = set(_DEV["keep_device"])
@@ -922,10 +923,30 @@ class Analysis:
                 return None
             if model is not None and model.type != devices[0].type:
                 return None
+            if devices[0].type == "cpu" and self._accelerated_inside(site):
+                return None  # CPU stand-ins for sizes; the module puts its own work on a device (measured: a CUDA package)
             indexes = {d.index for d in devices}
             index = indexes.pop() if len(indexes) == 1 else None
             return Device(devices[0].type, index, tuple(e for d in devices for e in d.evidence[:1]))
         return model
+
+    def _accelerated_inside(self, site: CompileSite) -> bool:
+        """Whether the exported module's class, defined in this file, names an accelerator itself
+        (`device=torch.accelerator.current_accelerator()`, `.cuda()`, "cuda"): its tensors are
+        made there whatever the example inputs' device (public code passes CPU tensors only for
+        their sizes; the package then records "cuda"). Not found: the inputs decide, as before."""
+        model = unwrap(self.facts.deref(site.model, site.model.start_byte)) if site.model is not None else None
+        while model is not None and model.type == "call":  # `Net().eval()`: the class called
+            func = model.child_by_field_name("function")
+            if func is None or func.type != "attribute":
+                break
+            model = unwrap(func.child_by_field_name("object"))
+        func = model.child_by_field_name("function") if model is not None and model.type == "call" else None
+        if func is None or func.type != "identifier":
+            return False
+        b = self.names.lookup(func.text.decode(), model.start_byte, self.names.scope_of(func))
+        cls = b.stmt if b is not None else None
+        return cls is not None and cls.type == "class_definition" and _ACCELERATOR.search(cls.text) is not None
 
     def inputs(self, site: CompileSite) -> tuple[Input, ...] | None:
         key = ("inputs", site.call.id)
