@@ -106,3 +106,27 @@ def test_cpu_stand_ins_do_not_make_a_cpu_package_when_the_module_names_an_accele
     # the twin whose module stays where its inputs are: a CPU package, and the index is for CUDA
     text = ACCEL.format(where="rows.device")
     assert [f.code for f in analyze(Source.from_text(text, "masks.py"), Config()).findings] == ["AOTI101"]
+
+
+CUDA = """import torch
+ep = torch.export.export(Net().cuda(), (torch.randn(2, 8, device="cuda"),))
+runner = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep, package_path="n.pt2"))
+"""
+
+
+def test_a_cpu_input_inside_a_tuple_is_found_where_it_is_passed_and_moved_where_it_is_made():
+    body = ("xs = (torch.randn(2, 8),)\n"
+            "runner(xs)\n"
+            "runner(*xs)\n"
+            "runner((torch.randn(2, 8),))\n"
+            "runner(torch.randn(2, 8, device='cuda'), extra=[torch.ones(3)])\n")
+    text = CUDA + body
+    found = [f for f in analyze(Source.from_text(text, "serve.py"), Config()).findings if f.code == "AOTI102"]
+    data = text.encode()
+    assert [data[f.start:f.end].decode() for f in found] == ["xs", "*xs", "torch.randn(2, 8)", "torch.ones(3)"]
+    made = data.index(b"torch.randn(2, 8)")  # the first two are fixed where xs is made
+    assert [(e.start, e.text) for e in found[0].fix.edits] == [(made + len("torch.randn(2, 8"), ', device="cuda"')]
+    assert found[0].fix.edits == found[1].fix.edits
+    # safe twins: the tensors on the package's device, in the same wrappings
+    ok = CUDA + "ys = (torch.randn(2, 8, device='cuda'),)\nrunner(ys)\nrunner(*ys)\nrunner([torch.randn(2, 8).cuda()])\n"
+    assert [f.code for f in analyze(Source.from_text(ok, "serve.py"), Config()).findings] == []

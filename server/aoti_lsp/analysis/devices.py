@@ -1258,6 +1258,51 @@ class Analysis:
         return {"compiles": entries} if entries else None
 
 
+def flat_inputs(a: Analysis, call: Node, anywhere: bool = False):
+    """(the argument, the input's expression) per input of a runner call, in order, until one
+    is not known. A loaded package flattens its arguments (pytree leaves): `runner((x,))`,
+    `runner([x])`, `runner(inputs)` with `inputs = (x,)` and `runner(*inputs)` pass `x` as
+    input 0 (the PyTorch recipe calls `model(example_inputs)`, a one-tensor tuple).
+    `anywhere` (AOTI102: a device is wrong in any place): every input known, keyword
+    arguments' too, past one that is not known."""
+    args = call.child_by_field_name("arguments")
+    for arg in (x for x in args.named_children if x.type != "comment") if args is not None else ():
+        if arg.type == "list_splat":
+            leaves = _leaves(a, arg.named_children[0] if arg.named_children else None, 0, splat=True)
+        elif arg.type == "keyword_argument" and anywhere:
+            value = arg.child_by_field_name("value")
+            leaves = _leaves(a, value, 0) if value is not None else None
+        elif arg.type in ("keyword_argument", "dictionary_splat", "parenthesized_list_splat"):
+            leaves = None
+        else:
+            leaves = _leaves(a, arg, 0)
+        if leaves is None:
+            if anywhere:
+                continue
+            return
+        for leaf in leaves:
+            yield arg, leaf
+
+
+def _leaves(a, node, depth: int, splat: bool = False):
+    """The expressions a tuple or list literal (followed through names) holds, flattened; a
+    node that is no such literal is one leaf (a tensor, as before), unless it was unpacked
+    (`*xs`: None when `xs` is not known)."""
+    seq = a.facts.deref(node, node.start_byte) if node is not None and depth < 8 else None
+    seq = unwrap(seq)
+    if seq is None or seq.type not in ("tuple", "list"):
+        return None if splat else ([node] if node is not None else None)
+    out = []
+    for item in (c for c in seq.named_children if c.type != "comment"):
+        if item.type in ("list_splat", "parenthesized_list_splat", "dictionary_splat"):
+            return None
+        inner = _leaves(a, item, depth + 1)
+        if inner is None:
+            return None
+        out += inner
+    return out
+
+
 def artifact_from_summary(path: str, entry: dict) -> Artifact:
     evidence = tuple(Evidence(s, e, w, path) for s, e, w in entry.get("evidence", ()))
     dev = entry.get("device")

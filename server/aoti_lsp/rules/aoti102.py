@@ -1,4 +1,5 @@
-from aoti_lsp.analysis.devices import (FACTORIES, LIKE, ConsistencyRule, MEASURED, analysis, artifact_related, bind, related,
+from aoti_lsp.analysis.devices import (FACTORIES, LIKE, ConsistencyRule, MEASURED, analysis, artifact_related, bind,
+                                      flat_inputs, related,
                               runner_device, target_device, unwrap)
 from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix, Severity
 from aoti_lsp.rules import Rule
@@ -87,8 +88,7 @@ type (`aot_load(so, "cuda:1")`, `device_index=1`), else the compiled device type
                 continue
             target = target_device(a, load, compiled)
             for call in a.runner_calls(load):
-                for arg in _arguments(call):
-                    value = arg.child_by_field_name("value") if arg.type == "keyword_argument" else arg
+                for arg, value in flat_inputs(a, call, anywhere=True):
                     dev = a.tensor_device(value, value.start_byte)
                     if dev is None or dev.type == compiled.type:
                         continue
@@ -100,9 +100,12 @@ type (`aot_load(so, "cuda:1")`, `device_index=1`), else the compiled device type
                     message = f"{dev.type.upper()} input to {side}{_effect(dev.type, compiled.type)}"
                     rel = (artifact_related(art) if art is not None and art.device is not None
                            else related(compiled.evidence, f"loaded on {compiled.type}"))
-                    rel += related(dev.evidence, f"this input is on {dev.type}", skip=(value.start_byte, value.end_byte))
+                    # an input built elsewhere (`runner(xs)`, `xs = (x,)`): reported where it is
+                    # passed, moved where it is made
+                    at = value if arg.start_byte <= value.start_byte and value.end_byte <= arg.end_byte else arg
+                    rel += related(dev.evidence, f"this input is on {dev.type}", skip=(at.start_byte, at.end_byte))
                     rel += old_load_related(load)
-                    yield Finding(self.code, message, value.start_byte, value.end_byte,
+                    yield Finding(self.code, message, at.start_byte, at.end_byte,
                                   fix=move_fix(a, value, target), related=rel, severity=self.severity)
 
 
@@ -110,13 +113,6 @@ def _effect(given: str, compiled: str) -> str:
     """What torch was measured to say, per direction (the op in it is the model's first: a Linear here)."""
     key = {("cpu", "cuda"): "cpu_input_to_cuda", ("cuda", "cpu"): "cuda_input_to_cpu"}.get((given, compiled))
     return f": {MEASURED[key][2]}" if key else ""  # torch's words, unquoted: the message stays one short line
-
-
-def _arguments(call):
-    args = call.child_by_field_name("arguments")
-    if args is None or args.type != "argument_list":
-        return []
-    return [a for a in args.named_children if a.type not in ("comment", "list_splat", "dictionary_splat")]
 
 
 def move_fix(a, value, target: str) -> Fix:

@@ -1,5 +1,4 @@
-from aoti_lsp.analysis.devices import CPU_213, CUDA_211, ConsistencyRule, analysis, related
-from aoti_lsp.analysis.facts import unwrap
+from aoti_lsp.analysis.devices import CPU_213, CUDA_211, ConsistencyRule, analysis, flat_inputs, related
 from aoti_lsp.analysis.findings import Finding, Related
 from aoti_lsp.rules import Rule
 
@@ -116,7 +115,7 @@ shape and dtype, or declare the dim dynamic at compile time
             if art is None or not art.inputs:
                 continue
             for call in a.runner_calls(load):
-                for i, (arg, value) in enumerate(_flat_inputs(a, call)):
+                for i, (arg, value) in enumerate(flat_inputs(a, call)):
                     if i >= len(art.inputs):
                         break
                     example = art.inputs[i]
@@ -160,44 +159,6 @@ shape and dtype, or declare the dim dynamic at compile time
                     if (meta.evidence.start, meta.evidence.end) != (arg.start_byte, arg.end_byte):
                         rel += related([meta.evidence], f"input {i} comes from here")
                     yield Finding(self.code, message, arg.start_byte, arg.end_byte, related=rel, severity=self.severity)
-
-
-def _flat_inputs(a, call):
-    """(the argument, the input's expression) per input of a runner call, in order, until one
-    is not known. A loaded package flattens its arguments (pytree leaves): `runner((x,))`,
-    `runner([x])`, `runner(inputs)` with `inputs = (x,)` and `runner(*inputs)` pass `x` as
-    input 0 (the PyTorch recipe calls `model(example_inputs)`, a one-tensor tuple)."""
-    args = call.child_by_field_name("arguments")
-    for arg in (x for x in args.named_children if x.type != "comment") if args is not None else ():
-        if arg.type == "list_splat":
-            leaves = _leaves(a, arg.named_children[0] if arg.named_children else None, 0, splat=True)
-        elif arg.type in ("keyword_argument", "dictionary_splat", "parenthesized_list_splat"):
-            return
-        else:
-            leaves = _leaves(a, arg, 0)
-        if leaves is None:
-            return
-        for leaf in leaves:
-            yield arg, leaf
-
-
-def _leaves(a, node, depth: int, splat: bool = False):
-    """The expressions a tuple or list literal (followed through names) holds, flattened; a
-    node that is no such literal is one leaf (a tensor, as before), unless it was unpacked
-    (`*xs`: None when `xs` is not known)."""
-    seq = a.facts.deref(node, node.start_byte) if node is not None and depth < 8 else None
-    seq = unwrap(seq)
-    if seq is None or seq.type not in ("tuple", "list"):
-        return None if splat else ([node] if node is not None else None)
-    out = []
-    for item in (c for c in seq.named_children if c.type != "comment"):
-        if item.type in ("list_splat", "parenthesized_list_splat", "dictionary_splat"):
-            return None
-        inner = _leaves(a, item, depth + 1)
-        if inner is None:
-            return None
-        out += inner
-    return out
 
 
 RULE = InputShapeMismatch()
