@@ -130,3 +130,22 @@ def test_a_cpu_input_inside_a_tuple_is_found_where_it_is_passed_and_moved_where_
     # safe twins: the tensors on the package's device, in the same wrappings
     ok = CUDA + "ys = (torch.randn(2, 8, device='cuda'),)\nrunner(ys)\nrunner(*ys)\nrunner([torch.randn(2, 8).cuda()])\n"
     assert [f.code for f in analyze(Source.from_text(ok, "serve.py"), Config()).findings] == []
+
+
+def test_a_cpu_flag_traced_beside_a_cuda_tensor_is_where_the_model_wants_it():
+    """A PyTorch issue's reproduction: `(torch.rand(28, 28, device="cuda"), torch.tensor(1))`
+    exported, compiled, loaded with device="cuda" and called with `*inputs`: the flag was a CPU
+    tensor when traced (`.item()` reads it), so a CPU flag is no mismatch."""
+    text = ("import torch\n"
+            "inputs = (torch.rand(28, 28, device='cuda'), torch.tensor(1))\n"
+            "model = M().cuda()\n"
+            "ep = torch.export.export(model, inputs, strict=False)\n"
+            "path = torch._inductor.aot_compile(ep.module(), inputs)\n"
+            "loaded = torch._export.aot_load(path, device='cuda')\n"
+            "loaded(*inputs)\n"
+            "loaded(torch.rand(28, 28, device='cuda'), torch.tensor(0))\n")
+    assert [f.code for f in analyze(Source.from_text(text, "repro.py"), Config()).findings] == ["AOTI001", "AOTI002"]
+    # the twin traced with both on CUDA: a CPU flag is on the wrong device
+    cuda = text.replace("torch.tensor(1))\n", "torch.tensor(1, device='cuda'))\n", 1)
+    assert [f.code for f in analyze(Source.from_text(cuda, "repro.py"), Config()).findings] == \
+        ["AOTI001", "AOTI002", "AOTI102"]

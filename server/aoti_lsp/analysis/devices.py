@@ -181,6 +181,7 @@ class Artifact:
         self.origin = origin
         self.subject = subject
         self.reason = reason
+        self.mixed = False  # example inputs on several device types (site_artifact)
 
     def compiled_for(self) -> str:
         """`a model compiled for `cuda` (line 3)`: short; the evidence is related information."""
@@ -1082,7 +1083,19 @@ class Analysis:
         if found is None:
             found = self._artifacts[site.call.id] = Artifact(
                 self.compile_device(site), self.compile_where(site), self.site_evidence(site), self.inputs(site), "compile")
+            found.mixed = self._mixed_inputs(site)
         return found
+
+    def _mixed_inputs(self, site: CompileSite) -> bool:
+        """Its example inputs are on more than one device type (a CUDA tensor and a CPU scalar
+        flag read with `.item()`): the model takes each input where it was traced, so a CPU
+        input is not by itself one on the wrong device."""
+        kinds = set()
+        for item in self.example_inputs(site) or ():
+            dev = self.tensor_device(item, item.start_byte)
+            if dev is not None:
+                kinds.add(dev.type)
+        return len(kinds) > 1
 
     @cached_property
     def _artifacts(self) -> dict[int, Artifact]:

@@ -84,7 +84,7 @@ type (`aot_load(so, "cuda:1")`, `device_index=1`), else the compiled device type
         for load in a.loads():
             art = a.artifact(load)
             compiled = runner_device(a, load, art)
-            if compiled is None:
+            if compiled is None or (art is not None and art.mixed):
                 continue
             target = target_device(a, load, compiled)
             for call in a.runner_calls(load):
