@@ -1,4 +1,6 @@
-"""Precision and recall of AOTI201/AOTI202 on real public code (tests/realcode/jagged.toml).
+"""Precision and recall of aoti-lsp's rules on real public code, against hand labels:
+tests/realcode/jagged.toml (AOTI201/AOTI202, the default) and tests/realcode/devices.toml
+(AOTI101-AOTI103). A labels file may name its rules (`codes = [...]`).
 
 The labels file names repositories by commit and labels findings by (path, line, code); the
 code itself stays out of this repository. Given a folder of fetched checkouts (bare git
@@ -6,9 +8,10 @@ directories `<owner>+<name>/repo`, or `<owner>+<name>` itself being one), each c
 Python files are extracted with `git archive` into a temporary folder, aoti-lsp checks it as
 one project, and its findings are matched against the labels.
 
-  python scripts/realcode_jagged.py --mirrors /work/.mirror              # this tree's aoti-lsp
-  python scripts/realcode_jagged.py --mirrors /work/.mirror --aoti-lsp /other/.venv/bin/aoti-lsp
-  python scripts/realcode_jagged.py --mirrors /work/.mirror --json out.json
+  python scripts/realcode_labels.py --mirrors /work/.mirror              # this tree's aoti-lsp
+  python scripts/realcode_labels.py --mirrors /work/.mirror --labels tests/realcode/devices.toml
+  python scripts/realcode_labels.py --mirrors /work/.mirror --aoti-lsp /other/.venv/bin/aoti-lsp
+  python scripts/realcode_labels.py --mirrors /work/.mirror --json out.json
 
 A repository whose checkout is missing is reported and left out of the figures (exit 2 when
 none is there). Exit 0 otherwise; the figures are what matters, not the exit code.
@@ -60,14 +63,14 @@ def extract(git: Path, commit: str, paths: list[str], into: Path) -> None:
         subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
 
 
-def findings(aoti_lsp: str, folder: Path, repo: str) -> list[Hit]:
-    res = subprocess.run([aoti_lsp, "--check", "--no-cache", "--select", ",".join(CODES), "--output-format", "json", "."],
+def findings(aoti_lsp: str, folder: Path, repo: str, codes: tuple[str, ...] = CODES) -> list[Hit]:
+    res = subprocess.run([aoti_lsp, "--check", "--no-cache", "--select", ",".join(codes), "--output-format", "json", "."],
                          cwd=folder, capture_output=True, text=True)
     if res.returncode not in (0, 1):
         raise SystemExit(f"{repo}: aoti-lsp failed ({res.returncode}): {res.stderr[-2000:]}")
     out = []
     for f in json.loads(res.stdout or "[]"):
-        if f.get("code") in CODES:
+        if f.get("code") in codes:
             rel = Path(f["filename"]).resolve().relative_to(folder.resolve()).as_posix()
             out.append(Hit(repo, rel, f["location"]["row"], f["code"]))
     return out
@@ -98,6 +101,7 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="write the figures and the findings here")
     args = ap.parse_args()
     data = tomllib.loads(args.labels.read_text())
+    codes = tuple(data.get("codes", CODES))
     labels = {Hit(l["repo"], l["path"], l["line"], l["code"]): bool(l["truth"]) for l in data.get("label", ())}
     found: list[Hit] = []
     checked: set[str] = set()
@@ -108,7 +112,7 @@ def main() -> int:
             continue
         with tempfile.TemporaryDirectory(prefix="realcode-") as tmp:
             extract(git, entry["commit"], entry.get("paths", []), Path(tmp))
-            hits = findings(args.aoti_lsp, Path(tmp), entry["name"])
+            hits = findings(args.aoti_lsp, Path(tmp), entry["name"], codes)
         checked.add(entry["name"])
         found += hits
         print(f"{entry['name']}: {len(hits)} finding(s)")
