@@ -40,6 +40,7 @@ SHAPES = [
     Shape("returned_path_helper", (("main.py",),)),
     Shape("options_updated", (("run.py",),)),
     Shape("compile_unless_given", (("run.py",),)),  # the loader's path is None or the compile's
+    Shape("module_named", (("run.py",),)),  # `gm = export(...).module()`: the program is named and compiled
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),

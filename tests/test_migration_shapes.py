@@ -115,6 +115,78 @@ def test_an_exported_program_is_compiled_never_exported_again(tmp_path):
     assert '+path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.abspath("c.pt2"))' in out.stdout
 
 
+def test_a_graph_module_named_first_compiles_its_exported_program(tmp_path):
+    """Real code (a PyTorch issue's reproduction) names the graph module before compiling it:
+    `gm = ep.module()` compiles `ep`; `gm = torch.export.export(...).module()` names the program
+    first (`ep = ...`, `gm = ep.module()`), so its dynamic dims are kept (tests/torch: module_named)."""
+    root = _project(tmp_path, {"run.py": """
+        import torch
+        def build(args):
+            ep = torch.export.export(M(), args)
+            gm = ep.module()
+            so = torch._inductor.aot_compile(gm, args)
+            return torch._export.aot_load(so, "cpu")
+        def inline(args):
+            gm = torch.export.export(M(), args).module()
+            so = torch._inductor.aot_compile(gm, args)
+            return torch._export.aot_load(so, "cpu")
+        def rebound(args):
+            ep = torch.export.export(M(), args)
+            gm = ep.module()
+            ep = None
+            so = torch._inductor.aot_compile(gm, args)
+            return torch._export.aot_load(so, "cpu")
+    """})
+    out = _diff(root)
+    added = [line[1:].strip() for line in out.stdout.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["so = torch._inductor.aoti_compile_and_package(ep)", "return torch._inductor.aoti_load_package(so)",
+                     "ep2 = torch.export.export(M(), args)", "gm = ep2.module()",
+                     "so = torch._inductor.aoti_compile_and_package(ep2)", "return torch._inductor.aoti_load_package(so)"]
+    # `ep` holds None at the compile: no program to compile, and re-exporting `gm` would lose its
+    # dims. Placed in the file as it is, not in the fixed text the diff shows (a line longer)
+    assert "run.py:15:10: AOTI001 not fixed: no automatic fix: `gm` is a graph module" in out.stderr
+    assert "run.py:16:12: AOTI002 not fixed: no automatic fix: `gm` is a graph module" in out.stderr
+
+
+def test_a_result_unpacked_as_torch_2_1_returned_it_is_assigned_not_unpacked(tmp_path):
+    """PyTorch issues' reproductions unpack `so, _ = torch._export.aot_compile(...)`: torch 2.1
+    returned (path, ExportedProgram). aoti_compile_and_package returns the path alone (a str:
+    unpacked it raises "too many values to unpack", as the old call does on torch 2.13)."""
+    root = _project(tmp_path, {"run.py": """
+        import torch
+        so, _ = torch._export.aot_compile(M(), (torch.rand(1),))
+        with torch.no_grad():
+            so_path, exported = torch._export.aot_compile(M(), (torch.rand(1),))
+        print(so, so_path, exported.graph)
+    """})
+    out = _diff(root)
+    added = [line[1:] for line in out.stdout.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["ep = torch.export.export(M(), (torch.rand(1),), strict=True)",
+                     "so = torch._inductor.aoti_compile_and_package(ep)",
+                     "    ep = torch.export.export(M(), (torch.rand(1),), strict=True)",
+                     "    so_path = torch._inductor.aoti_compile_and_package(ep)",
+                     "    exported = ep"]
+
+
+def test_diff_places_what_it_leaves_unfixed_in_the_file_as_it_is(tmp_path):
+    """--diff prints the fixed text and, on stderr, the findings it leaves: placed in the file on
+    disk (the diff is not written), not in the fixed text (a migration above changes its bytes)."""
+    root = _project(tmp_path, {"run.py": """
+        import torch
+        def build(args):
+            ep = torch.export.export(M(), args)
+            so = torch._inductor.aot_compile(ep.module(), args)
+            return torch._export.aot_load(so, "cpu")
+        def unknown(args):
+            so = torch._inductor.aot_compile(gm, args)
+            return torch._export.aot_load(so, "cpu")
+    """})
+    out = _diff(root)
+    assert "+    so = torch._inductor.aoti_compile_and_package(ep)" in out.stdout
+    left = [line.split(" not fixed")[0] for line in out.stderr.splitlines() if "not fixed" in line]
+    assert left == ["run.py:7:10: AOTI001", "run.py:8:12: AOTI002"]  # where `--check` puts them
+
+
 def test_a_graph_module_of_unknown_origin_is_refused_with_the_reason(tmp_path):
     root = _project(tmp_path, {"run.py": """
         import torch

@@ -38,6 +38,7 @@ def package(torch, tmp_path_factory) -> Path:
         mp.setenv("TORCHINDUCTOR_CACHE_DIR", str(REPO / ".cache" / "inductor"))
         ep = torch.export.export(Affine(), (torch.randn(2, 8),))
         out = torch._inductor.aoti_compile_and_package(ep, package_path=str(path))
+    assert isinstance(out, str)  # the path alone (torch 2.1's old compile returned (path, program): migrate.py)
     return Path(out)
 
 

@@ -176,6 +176,8 @@ def check(args) -> int:
             if args.diff:
                 sys.stdout.write(_diff(_diff_name(path), old, new))
         source = Source(new if new is not None and not args.diff else old, path)
+        if args.diff and new is not None and new != old:
+            source.fixed = new  # the findings left are the fixed text's: _unfixed places them in this one
         for f in findings:
             items.append((f, source))
             counts[_fix_kind(f.fix, args.unsafe_fixes)] += 1
@@ -217,7 +219,8 @@ def _unfixed(items, unsafe: bool) -> None:
     for f, source in items:
         if applicable(f.fix, unsafe):
             continue
-        where = reporters.where(source, f.start)
+        fixed = getattr(source, "fixed", None)
+        where = reporters.where(source, f.start if fixed is None else _before_fix(source.data, fixed, f.start))
         if f.fix is None:
             why = next((r.message for r in f.related if r.message.startswith("no automatic fix")), "no automatic fix")
         elif applicable(f.fix, True):
@@ -225,6 +228,26 @@ def _unfixed(items, unsafe: bool) -> None:
         else:
             why = f"display-only fix, for the editor: {f.fix.title}"
         print(f"{_rel(source.path)}:{where}: {f.code} not fixed: {why}", file=sys.stderr)
+
+
+def _before_fix(old: bytes, new: bytes, offset: int) -> int:
+    """Where an offset of the fixed text lies in the file as it is (--diff shows the fix, it does
+    not write it): the same column of the line it came from, for a line the fix left as it was;
+    the start of the lines the fix rewrote, for one of those."""
+    import difflib
+
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    row = new.count(b"\n", 0, offset)
+    column = offset - (new.rfind(b"\n", 0, offset) + 1)
+    starts = [0]
+    for line in a:
+        starts.append(starts[-1] + len(line))
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if j1 <= row < j2 or (j1 == j2 == row):
+            if tag == "equal":
+                return starts[i1 + row - j1] + column
+            return starts[min(i1, len(a))]
+    return min(offset, len(old))
 
 
 def _prints_edits(args) -> bool:

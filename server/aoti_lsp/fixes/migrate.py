@@ -180,7 +180,7 @@ def compile_check(ctx, call: Node, qualname: str) -> None:
     if first not in bound or "args" not in bound:
         raise CannotFix("the model or the example inputs are missing")
     model_node, positional = bound[first]
-    if program_of(ctx, model_node) is None:
+    if program_of(ctx, model_node) is None and bound_program(ctx, model_node) is None:
         if qualname == "torch._inductor.aot_compile":
             raise CannotFix(GRAPH_MODULE_UNKNOWN.format(ctx.source.node_text(model_node)[:60]))
         if positional and model_node.type == "identifier":
@@ -281,15 +281,25 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     ts_bound = _ts_args(call, params)
     model_node = ts_bound[first][0]
     program = program_of(ctx, model_node)
-    if program is None and qualname == "torch._inductor.aot_compile":
+    hoisted: list[Edit] = []
+    if program is None and (found := bound_program(ctx, model_node)) is not None:
+        program, export_stmt = found
+        if export_stmt is not None:  # `gm = export(...).module()`: the program named first
+            name = _fresh_name(src, "ep")
+            hoisted = _named_first(src, program, export_stmt, name)
+            program = None
+            ep_name = name
+    if program is None and not hoisted and qualname == "torch._inductor.aot_compile":
         raise CannotFix(GRAPH_MODULE_UNKNOWN.format(src.node_text(model_node)[:60]))
-    if program is None and model_node.type == "identifier" and ts_bound[first][1]:
+    if program is None and not hoisted and model_node.type == "identifier" and ts_bound[first][1]:
         b = ctx.names.lookup(model_node.text.decode(), model_node.start_byte, ctx.names.scope_of(model_node))
         if b is not None and b.kind == DEF:
             raise CannotFix("torch.export.export takes an nn.Module, not a plain function: wrap it in a Module first")
 
     if program is not None:  # `ep.module()`: compile `ep` itself, keeping its dynamic dims
         ep = src.node_text(program)
+    elif hoisted:
+        ep = ep_name
     else:
         ep = _fresh_name(src, "ep")
         export_args = [_arg(bound[first][0].value), _arg(bound["args"][0].value)]
@@ -301,7 +311,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
         export_args.append(_arg(cst.Name("True"), "strict"))
 
     package_args = [_arg(cst.parse_expression(ep) if program is not None else cst.Name(ep))]
-    extra: list[Edit] = []
+    extra: list[Edit] = list(hoisted)
     options = bound.get("options")
     if options is not None and not (isinstance(options[0].value, cst.Name) and options[0].value.value == "None"):
         value = options[0].value
@@ -334,18 +344,37 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     line_start = src.lines.starts[src.lines.line_of(stmt.start_byte)]
     prefix = src.data[line_start : stmt.start_byte]
     indent = _indent(src, call)
-    if program is None:
+    if program is None and not hoisted:
         ep_stmt = f"{ep} = {_call(EXPORT, export_args, indent)}"
         if prefix.strip():  # `a = 1; so = aot_compile(...)`: stay on the line
             edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}; "))
         else:
             edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}\n{prefix.decode()}"))
     edits.append(Edit(call.start_byte, call.end_byte, _call(PACKAGE, package_args, indent)))
+    edits += _unpacked_result(src, stmt, call, ep, prefix.decode())
     return Fix(
         title="Migrate to torch.export.export + aoti_compile_and_package",
         edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))),
         applicability=Applicability.UNSAFE,
     )
+
+
+def _unpacked_result(src, stmt: Node, call: Node, ep: str, indent: str) -> list[Edit]:
+    """`so, exported = aot_compile(...)`: torch 2.1's compile returned (path, ExportedProgram);
+    aoti_compile_and_package returns the path alone, which would not unpack. The path goes to
+    the first name, the program to the second (`exported = ep`; `_` is dropped)."""
+    assign = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_child_count == 1 else None
+    if assign is None or assign.type != "assignment" or assign.child_by_field_name("right") is None \
+            or _bare(assign.child_by_field_name("right")).id != call.id:
+        return []
+    left = assign.child_by_field_name("left")
+    targets = [c for c in left.named_children if c.type != "comment"] if left.type in ("pattern_list", "tuple_pattern") else []
+    if len(targets) != 2 or any(t.type != "identifier" for t in targets):
+        return []
+    edits = [Edit(left.start_byte, left.end_byte, src.node_text(targets[0]))]
+    if targets[1].text != b"_":
+        edits.append(Edit(stmt.end_byte, stmt.end_byte, f"\n{indent}{src.node_text(targets[1])} = {ep}"))
+    return edits
 
 
 def _annotated_program(ctx, node: Node) -> bool:
@@ -382,6 +411,45 @@ def program_of(ctx, model: Node) -> Node | None:
         return None
     obj = func.child_by_field_name("object")
     return obj if _is_program(ctx, obj, model.start_byte) else None
+
+
+def bound_program(ctx, model: Node) -> tuple[Node, Node | None] | None:
+    """A model argument that is a name holding `X.module()` (straight-line, one assignment):
+    (`ep`, None) for `gm = ep.module()` where `ep` is the same binding at the compile (compile
+    `ep`); (the export call, its statement) for `gm = torch.export.export(...).module()` (the
+    program gets a name, `ep = torch.export.export(...)`, `gm = ep.module()`). None otherwise."""
+    try:
+        model = _bare(model)
+    except Unsure:
+        return None
+    found = ctx.facts.binding_value(model, model.start_byte) if model.type == "identifier" else None
+    value = found[0] if found is not None else None
+    program = program_of(ctx, value) if value is not None else None
+    if program is None:
+        return None
+    program = _bare(program)
+    if program.type == "identifier":
+        name = program.text.decode()
+        here = ctx.names.lookup(name, model.start_byte, ctx.names.scope_of(model))
+        there = ctx.names.lookup(name, program.start_byte, ctx.names.scope_of(program))
+        return (program, None) if here is not None and here is there else None
+    assign = _bare(value).parent
+    stmt = assign.parent if assign is not None and assign.type == "assignment" else None
+    if program.type == "call" and ctx.facts.qualname(program) in PROGRAMS and stmt is not None \
+            and stmt.type == "expression_statement" and stmt.parent is not None and stmt.parent.type in ("block", "module") \
+            and ctx.names.scope_of(stmt) is ctx.names.scope_of(model):
+        return program, stmt
+    return None
+
+
+def _named_first(src, export: Node, stmt: Node, name: str) -> list[Edit]:
+    """`gm = torch.export.export(...).module()` -> `ep = torch.export.export(...)` then
+    `gm = ep.module()`, on the statement's own line (or before it, after a `;`)."""
+    line_start = src.lines.starts[src.lines.line_of(stmt.start_byte)]
+    prefix = src.data[line_start:stmt.start_byte].decode()
+    named = f"{name} = {src.node_text(export)}"
+    before = f"{named}; " if prefix.strip() else f"{named}\n{prefix}"
+    return [Edit(stmt.start_byte, stmt.start_byte, before), Edit(export.start_byte, export.end_byte, name)]
 
 
 # the annotations that say a parameter is an ExportedProgram (its callers' business to honour)

@@ -43,7 +43,14 @@ exported again**: `torch._inductor.aot_compile(ep.module(), ...)` of an `Exporte
 (made by `torch.export.export`/`load` or their `run_decompositions()`, or a parameter annotated
 `ExportedProgram` and never rebound) becomes `aoti_compile_and_package(ep, ...)`, which keeps `ep`'s dynamic dims (re-exporting
 `ep.module()` without `dynamic_shapes` makes every dim static: measured on torch 2.13 CPU, the package
-then gives wrong numbers for other batch sizes, without an error unless `AOTI_RUNTIME_CHECK_INPUTS=1`). A device chosen at run time between values that agree on
+then gives wrong numbers for other batch sizes, without an error unless `AOTI_RUNTIME_CHECK_INPUTS=1`).
+The same holds for a graph module named first: `gm = ep.module()` then `aot_compile(gm, ...)`
+compiles `ep` (the same binding of `ep` at the compile), and `gm = torch.export.export(...).module()`
+names the program first (`ep = torch.export.export(...)`, `gm = ep.module()`), as PyTorch issues'
+reproductions write it. A result unpacked as torch 2.1 returned it (`so, exported =
+aot_compile(...)`: the path and the ExportedProgram) becomes `so = aoti_compile_and_package(ep)`
+and `exported = ep` (`_` is dropped): the new call returns the path alone, which would not
+unpack (nor does the old call's on torch 2.13). A device chosen at run time between values that agree on
 the index (`"cuda" if torch.cuda.is_available() else "cpu"`) becomes no `device_index`, as the
 loader takes the device type from the package.
 

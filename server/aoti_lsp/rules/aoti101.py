@@ -49,7 +49,10 @@ tensor whose device is known. A branch that tests the device (`device.index if d
 The compile device is read from the example inputs (`.cuda()`, `.to("cuda:0")`, `device=` of
 the factories, `torch.device(...)`, constants, `with torch.device(...)`,
 `torch.set_default_device(...)`), else from the model (`.cuda()`, `.to(...)`, also in place:
-`model.cuda()` as a statement). The compile site is found through the compile call's return
+`model.cuda()` as a statement); CPU example inputs are not read as a CPU package when the
+exported module's class, in the same file, names an accelerator itself (`.cuda()`, `"cuda"`,
+`torch.accelerator.current_accelerator()`: inputs passed for their sizes, work made on the
+device; measured on an H200, such a package records `cuda`). The compile site is found through the compile call's return
 value or through the artifact's path (`aot_inductor.output_path`, `package_path`): in this file,
 in another file of the project, or, for a `.pt2` that exists on disk, in the package's own
 metadata. Nothing is reported when either side is unknown: a device computed at run time

@@ -39,8 +39,12 @@ imports, `os.path.join` of constants there), the value of a helper without param
 (`def artifact(): return os.path.join(D, "m.pt2")`), or built from an environment variable
 (`os.environ.get("DIR", default)` is the same symbol wherever it is read).
 
-The device of each argument of a call of the loaded model is read from the same evidence as the
-compile side: `.cuda()`, `.cpu()`, `.to(...)`, `device=` of the factories, constants, simple
+The device of each input of a call of the loaded model is read from the same evidence as the
+compile side (the inputs as the model flattens them: the tensors of `runner((x,))`, `runner([x])`,
+`runner(xs)` with `xs = (x,)`, `runner(*xs)`; one built elsewhere is reported where it is passed
+and moved where it is made). A model traced with example inputs on several device types (a CUDA
+tensor and a CPU scalar flag, as PyTorch issues' reproductions pass) takes a CPU input where it
+was traced: its calls are not reported. The same evidence: `.cuda()`, `.cpu()`, `.to(...)`, `device=` of the factories, constants, simple
 (re)assignments in order, `with torch.device(...)` and `torch.set_default_device(...)`. A tensor
 created without `device=` is on the CPU unless a default device is set; so is one built from
 Python data (`torch.tensor([...])`, a list comprehension, `torch.as_tensor((1, 2))`), while
@@ -49,7 +53,10 @@ Python data (`torch.tensor([...])`, a list comprehension, `torch.as_tensor((1, 2
 comes from the compile site of the loaded artifact (in this file, in another file of the project
 through the artifact's path, or from a `.pt2` package on disk); for `aot_load`, when the compile
 side is unknown, the device it is loaded on. Unknown devices (parameters, run-time choices,
-config attributes) are never reported."""
+config attributes) are never reported. CPU example inputs do not make a CPU package when the
+exported module's class, in the same file, names an accelerator itself (`.cuda()`, `"cuda"`,
+`torch.accelerator.current_accelerator()`): inputs passed for their sizes only, the work made on
+the device (measured on an H200: such a package records `cuda`)."""
     fix_explanation = """\
 Unsafe (it moves data between devices): offered as a quick fix, applied by the CLI only with
 `--unsafe-fixes`. The argument is moved to the compiled device:

@@ -76,7 +76,10 @@ process that calls the model; setting it at compile time does nothing.
 Reported when both sides are literal: the compile-time example (`torch.randn(2, 10)`,
 `torch.zeros(4, 8, dtype=torch.int64)`, `torch.tensor([[1, 2]])`, `torch.arange(6)`,
 `.reshape(...)`, `.to(torch.float16)`, `.half()`, ... with integer constants) and the argument
-of a call of the loaded model, matched by position. Dims named in `dynamic_shapes` (a dict
+of a call of the loaded model, matched by position. The loaded model flattens its arguments, as
+measured on torch 2.13: `runner((x,))`, `runner([x])`, `runner(xs)` with `xs = (x,)` and
+`runner(*xs)` all pass `x` as input 0 (the PyTorch Python-runtime recipe calls
+`model(example_inputs)` with a one-tensor tuple). Dims named in `dynamic_shapes` (a dict
 `{0: batch}` or a tuple `(batch, None)` per input) are checked against their range only (a
 `min=`/`max=` computed at run time: not checked); when `dynamic_shapes` cannot be
 read (a dict keyed by argument names, a value computed elsewhere, `mark_dynamic`), only the rank
