@@ -77,6 +77,29 @@ def test_diff_headers_are_relative_to_one_root_and_git_apply_takes_them(proj, ca
                        capture_output=True)
 
 
+def test_diff_of_files_without_a_final_newline_applies_as_fix_writes_them(proj, capsys, tmp_path_factory):
+    """Real scripts often end without a newline: the diff marks it (`\\ No newline at end of file`)
+    as diff and git do, else the next file's `--- a/` header joined that last line and neither
+    `git apply` nor `patch` took the diff (HBTGen-artifact's reproductions, stop 35)."""
+    import shutil
+    import subprocess
+
+    files = {name: text.rstrip("\n") for name, text in MIGRATION.items()}  # every file ends mid-line
+    _write(proj, files)
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    code, out, err = run(capsys, "--check", "--diff", "--unsafe-fixes", ".")
+    assert code == 1, err
+    assert out.count("\\ No newline at end of file\n") >= 3 and "\n--- a/" in out
+    patch = tmp_path_factory.mktemp("patch") / "fix.patch"
+    patch.write_text(out)
+    applied = tmp_path_factory.mktemp("applied")
+    shutil.copytree(proj, applied, dirs_exist_ok=True)
+    subprocess.run(["git", "-C", str(applied), "apply", str(patch)], check=True)
+    run(capsys, "--check", "--fix", "--unsafe-fixes", ".")
+    for rel in files:
+        assert (applied / rel).read_text() == (proj / rel).read_text(), rel
+
+
 EXPORTED_POOL = '''import torch
 
 

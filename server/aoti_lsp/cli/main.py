@@ -390,6 +390,10 @@ def _diff(path: str, old: bytes, new: bytes) -> str:
 
     if notebook.is_notebook(path):
         return notebook.diff(path, old, new)
-    return "".join(difflib.unified_diff(
-        old.decode().splitlines(keepends=True), new.decode().splitlines(keepends=True),
-        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    out = []
+    for line in difflib.unified_diff(old.decode().splitlines(keepends=True), new.decode().splitlines(keepends=True),
+                                     fromfile=f"a/{path}", tofile=f"b/{path}"):
+        out.append(line)
+        if not line.endswith("\n"):  # a file's last line without one: as diff and git write it, or
+            out.append("\n\\ No newline at end of file\n")  # the next header joins it and no patch applies
+    return "".join(out)
