@@ -401,6 +401,28 @@ def test_complete_offsets_from_another_file(tmp_path):
     assert add("bad.py", bad, lazy=False) == {"AOTI201": {"complete_kw": [("seq_offsets", False)]}}  # an editor's
 
 
+def test_a_value_that_is_not_complete_decides_before_the_unparsed_files_are_read(tmp_path, monkeypatch):
+    """`all()` of the callers' verdicts: a caller the check sees already (its own file, or a parsed
+    summary) passing non-complete offsets decides, so the files summarised unparsed are not parsed
+    for it (torchrec: 62 parses, 0.18 s of a 0.43 s check). Findings are the same."""
+    inner = ("import torch\n\n\nclass Inner(torch.nn.Module):\n    def forward(self, x, seq_offsets):\n"
+             "        return x[: seq_offsets[-1]]\n\n\ny = Inner()(x, seq_offsets=torch.cumsum(l, 0))\n" + EVIDENCE)
+    lazy = "import torch\nfrom inner import Inner\n\ny = Inner()(x, seq_offsets=s)\n"
+    project = Project()
+    for i in range(3):
+        path = tmp_path / f"caller{i}.py"
+        path.write_text(lazy)
+        project.update(str(path), summarize(Source.from_text(lazy, str(path)), lazy=True))
+    read = []
+    real = Project.from_file
+    monkeypatch.setattr(Project, "from_file", lambda self, path, *a, **k: read.append(path) or real(self, path, *a, **k))
+    assert findings(inner, "AOTI201", project=project, path=str(tmp_path / "inner.py"))
+    assert read == []
+    complete = inner.replace("torch.cumsum(l, 0)", "torch.ops.fbgemm.asynchronous_complete_cumsum(l)")
+    assert findings(complete, "AOTI201", project=project, path=str(tmp_path / "inner.py"))  # `s`: unknown
+    assert len(read) == 1  # the first unparsed caller decides (its `s` is not known complete)
+
+
 def test_complete_offsets_by_name_and_by_docstring():
     assert not findings(model("return x[: cu_seqlens[-1]]", "x, cu_seqlens"), "AOTI201")
     documented = model('"""x_offsets: (B + 1,) offsets, leading zero."""\nreturn x[: x_offsets[-1]]', "x, x_offsets")

@@ -826,23 +826,35 @@ class Model:
             if is_jagged_name(p, COMPLETE_BY_NAME) or any(p in line and _DOCUMENTED_COMPLETE.search(line) for line in doc):
                 out.add(p)
                 continue
-            verdicts = self._argument_verdicts(target, p)
-            if verdicts and all(verdicts):
+            if self._passed_complete(target, p):
                 out.add(p)
         return out
 
-    def _argument_verdicts(self, target: Target, param: str) -> list[bool]:
+    def _passed_complete(self, target: Target, param: str) -> bool:
+        """Every value the project passes as `param` is complete offsets, and there is one. The
+        first that is not decides: the files summarised unparsed ("lazy_kw") are read last and
+        only while every value so far is complete (torchrec asked 185 of them, parsed 62)."""
         src = self.ctx.source
-        out = [complete_expression(self.ctx, v) for v in _keyword_values(src, param)]
+        verdicts = [complete_expression(self.ctx, v) for v in _keyword_values(src, param)]
         if target.cls is not None:
             for call in self._instance_calls(target.key):
                 args = self._bind(call, target)
                 if args is not None and param in args and not _is_keyword_value(args[param]):
-                    out.append(complete_expression(self.ctx, args[param]))
+                    verdicts.append(complete_expression(self.ctx, args[param]))
+        lazy = []
         for path, summary in self._project_summaries().items():
-            kw = self._lazy_keywords(path) if summary.get("lazy_kw") else summary.get("complete_kw", ())
-            out += [ok for name, ok in kw if name == param]
-        return out
+            if summary.get("lazy_kw"):
+                lazy.append(path)
+            else:
+                verdicts += [ok for name, ok in summary.get("complete_kw", ()) if name == param]
+        if not all(verdicts):
+            return False
+        for path in lazy:  # a file read is a dependency of this result (from_file); one not read is not
+            found = [ok for name, ok in self._lazy_keywords(path) if name == param]
+            if not all(found):
+                return False
+            verdicts += found
+        return bool(verdicts)
 
     def _lazy_keywords(self, path: str) -> list[tuple[str, bool]]:
         """complete_keywords of a file summarised "lazy_kw" (summary_from_text), parsed now
@@ -1062,7 +1074,7 @@ def summary_from_text(rule, source, config) -> dict | None:
     """A file whose only summary trigger is `offsets=` (a call passing offsets, or a `def` with an
     `offsets=` default) has nothing for the project but its calls' keyword verdicts
     (complete_keywords), which a forward's check asks for rarely: it is summarised as
-    "lazy_kw", unparsed, and parsed when a check asks (Model._argument_verdicts). A cold check
+    "lazy_kw", unparsed, and parsed when a check asks (Model._passed_complete). A cold check
     of torch's own sources parsed 1.7 MB for them and never asked."""
     if config.options or [t for t in rule.summary_triggers if source.has(t)] != ["offsets="]:
         return None  # rule options (jagged-names): the parse, with them
