@@ -99,8 +99,11 @@ masks = torch._inductor.aoti_load_package("masks.pt2", device_index=gpu.index)
 
 def test_cpu_stand_ins_do_not_make_a_cpu_package_when_the_module_names_an_accelerator():
     """attention-gym's shape: CPU example inputs used for their sizes, the module's own tensors
-    made on the accelerator (a helper measured on an H200: the package records "cuda", loads
-    with device_index=0 and runs on CPU inputs). AOTI101 said "compiled for cpu"."""
+    made on the accelerator. Measured on an H200 (torch 2.11+cu130, `torch.arange(n,
+    device=torch.accelerator.current_accelerator())` from a CPU int32 stand-in): the package
+    records "cuda", loads with and without device_index=0 and runs on CPU inputs; its twin made
+    where its inputs are records "cpu", and device_index=0 raises `Incorrect device passed to
+    aoti_runner_cpu`. AOTI101 said "compiled for cpu" of the first."""
     text = ACCEL.format(where="torch.accelerator.current_accelerator()")
     assert [f.code for f in analyze(Source.from_text(text, "masks.py"), Config()).findings] == []
     # the twin whose module stays where its inputs are: a CPU package, and the index is for CUDA
