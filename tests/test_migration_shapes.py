@@ -158,6 +158,7 @@ def test_a_result_unpacked_as_torch_2_1_returned_it_is_assigned_not_unpacked(tmp
         with torch.no_grad():
             so_path, exported = torch._export.aot_compile(M(), (torch.rand(1),))
         print(so, so_path, exported.graph)
+        x = 1; path, program = torch._export.aot_compile(M(), (torch.rand(2),))
     """})
     out = _diff(root)
     added = [line[1:] for line in out.stdout.splitlines() if line.startswith("+") and not line.startswith("+++")]
@@ -165,7 +166,9 @@ def test_a_result_unpacked_as_torch_2_1_returned_it_is_assigned_not_unpacked(tmp
                      "so = torch._inductor.aoti_compile_and_package(ep)",
                      "    ep = torch.export.export(M(), (torch.rand(1),), strict=True)",
                      "    so_path = torch._inductor.aoti_compile_and_package(ep)",
-                     "    exported = ep"]
+                     "    exported = ep",
+                     "x = 1; ep = torch.export.export(M(), (torch.rand(2),), strict=True); "
+                     "path = torch._inductor.aoti_compile_and_package(ep); program = ep"]
 
 
 def test_diff_places_what_it_leaves_unfixed_in_the_file_as_it_is(tmp_path):

@@ -359,7 +359,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     )
 
 
-def _unpacked_result(src, stmt: Node, call: Node, ep: str, indent: str) -> list[Edit]:
+def _unpacked_result(src, stmt: Node, call: Node, ep: str, prefix: str) -> list[Edit]:
     """`so, exported = aot_compile(...)`: torch 2.1's compile returned (path, ExportedProgram);
     aoti_compile_and_package returns the path alone, which would not unpack. The path goes to
     the first name, the program to the second (`exported = ep`; `_` is dropped)."""
@@ -373,7 +373,8 @@ def _unpacked_result(src, stmt: Node, call: Node, ep: str, indent: str) -> list[
         return []
     edits = [Edit(left.start_byte, left.end_byte, src.node_text(targets[0]))]
     if targets[1].text != b"_":
-        edits.append(Edit(stmt.end_byte, stmt.end_byte, f"\n{indent}{src.node_text(targets[1])} = {ep}"))
+        after = "; " if prefix.strip() else f"\n{prefix}"  # `x = 1; so, exported = ...`: on its line
+        edits.append(Edit(stmt.end_byte, stmt.end_byte, f"{after}{src.node_text(targets[1])} = {ep}"))
     return edits
 
 
