@@ -81,3 +81,15 @@ def edits_of(action, uri):
     if edit.document_changes:
         return [e for dc in edit.document_changes for e in dc.edits]
     return edit.changes[uri]
+
+
+async def start_session(client, capabilities, folder, name: str = "ws", root: bool = False):
+    """initialize with `folder` as the workspace (and as rootUri: `root`), the server's
+    registrations (the file watcher) accepted as real clients accept them."""
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params):
+        return None
+
+    return await client.initialize_session(types.InitializeParams(
+        capabilities=capabilities, root_uri=folder.as_uri() if root else None,
+        workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name=name)]))

@@ -10,7 +10,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from helpers import is_pull
+from helpers import is_pull, start_session
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "AOTI102" / "cross_file"
 
@@ -23,14 +23,7 @@ async def client(lsp_client: LanguageClient, request, tmp_path):
     ws = tmp_path / "ws"
     shutil.copytree(FIXTURE, ws)
 
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register(params):
-        return None
-
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities(request.param),
-        workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
-    ))
+    await start_session(lsp_client, client_capabilities(request.param), ws)
     lsp_client.ws = ws
     yield
     await lsp_client.shutdown_session()

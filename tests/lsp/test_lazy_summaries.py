@@ -9,6 +9,7 @@ import sys
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from helpers import start_session
 
 INNER = ("import torch\n\n\nclass Inner(torch.nn.Module):\n    def forward(self, x, seq_offsets):\n"
          "        return x[: seq_offsets[-1]]\n\n\nrunner = torch._inductor.aoti_load_package('other.pt2')\n")
@@ -27,14 +28,7 @@ async def client(lsp_client: LanguageClient, request, tmp_path):
     (ws / "inner.py").write_text(INNER)
     (ws / "caller.py").write_text(INCOMPLETE)
 
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register(params):
-        return None
-
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities(request.param),
-        workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
-    ))
+    await start_session(lsp_client, client_capabilities(request.param), ws)
     lsp_client.ws = ws
     yield
     await lsp_client.shutdown_session()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from helpers import start_session
 
 PROJECT = Path(__file__).parents[1] / "projects" / "aoti102_cross_file"
 
@@ -23,14 +24,7 @@ async def client(lsp_client: LanguageClient, tmp_path):
     shutil.copy(PROJECT / "app.py", proj / "app" / "app.py")
     subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
 
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register(params):
-        return None
-
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        workspace_folders=[types.WorkspaceFolder(uri=(proj / "app").as_uri(), name="app")],  # only the sub-folder
-    ))
+    await start_session(lsp_client, client_capabilities("visual-studio-code"), proj / "app", name="app")  # only the sub-folder
     lsp_client.proj = proj
     yield
     await lsp_client.shutdown_session()

@@ -15,7 +15,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 import realshapes as rs
-from helpers import apply_edits, diagnostics, encoding, open_doc
+from helpers import apply_edits, diagnostics, encoding, open_doc, start_session
 
 pytestmark = pytest.mark.torch
 SERVER = [sys.executable, "-m", "aoti_lsp", "serve", "--stdio"]
@@ -29,15 +29,7 @@ async def vscode(lsp_client: LanguageClient, request, tmp_path):
     # written while the workspace index runs may be missed, and a migration offered without it
     shutil.copytree(rs.PROJECTS / request.node.callspec.params["name"], tmp_path, dirs_exist_ok=True)
 
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register(params):  # as real clients do: accept the file watcher registration
-        pass
-
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        root_uri=tmp_path.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
-    ))
+    await start_session(lsp_client, client_capabilities("visual-studio-code"), tmp_path, root=True)
     yield
     await lsp_client.shutdown_session()
 

@@ -10,7 +10,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from helpers import open_doc
+from helpers import open_doc, start_session
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "AOTI102" / "cross_file"
 SERVER = [sys.executable, "-m", "aoti_lsp", "serve"]
@@ -37,12 +37,7 @@ async def client(lsp_client: LanguageClient, request, tmp_path):
         caps = client_capabilities("visual-studio-code")
     lsp_client.diagnostics = Counting()  # pytest-lsp stores each publish here
 
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register(params):
-        return None
-
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=caps, workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")]))
+    await start_session(lsp_client, caps, ws)
     lsp_client.ws = ws
     lsp_client.pull = request.param == "pull"
     yield

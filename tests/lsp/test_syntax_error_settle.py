@@ -11,7 +11,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from helpers import is_pull
+from helpers import is_pull, start_session
 
 TEXT = """import torch
 
@@ -34,14 +34,7 @@ def legacy(model, x):
     params=["visual-studio-code", "neovim@v0.11.0"],
 )
 async def client(lsp_client: LanguageClient, request, tmp_path):
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register(params):
-        return None
-
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities(request.param),
-        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
-    ))
+    await start_session(lsp_client, client_capabilities(request.param), tmp_path)
     lsp_client.ws = tmp_path
     yield
     await lsp_client.shutdown_session()

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from aoti_lsp.lsp.guards import SETTLE_S
-from helpers import apply_edits, encoding, write_project
+from helpers import apply_edits, encoding, start_session, write_project
 from test_quick_fix_across_files import FILES
 
 SERVER = [sys.executable, "-m", "aoti_lsp", "serve", "--stdio"]
@@ -28,16 +28,10 @@ def _profile(name):
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER),
                     params=["neovim@v0.12", "neovim@v0.11.0", "visual-studio-code", "neovim@v0.7.0"])
 async def client(lsp_client: LanguageClient, request, tmp_path):
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register(params):
-        return None
-
     marker = request.node.get_closest_marker("project")
     if marker is not None:  # on disk before the editor starts: the workspace index reads it
         write_project(tmp_path, marker.args[0])
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=_profile(request.param), root_uri=tmp_path.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")]))
+    await start_session(lsp_client, _profile(request.param), tmp_path, root=True)
     lsp_client.pull = lsp_client.capabilities.text_document.diagnostic is not None
     lsp_client.held = {}  # uri -> (result id, items): what a pull client shows
     yield
