@@ -225,14 +225,17 @@ def test_a_moved_diagnostic_makes_its_fields_only_when_read(monkeypatch):
     d = _diagnostic(7, uri)
     moved = convert._move_lines(d, 3, uri)
     assert type(moved) is convert.Moved and moved._made is None  # nothing made by the move
-    eager = convert._moved_now(d, 3, uri, -1)
-    assert json.loads(convert.encoded(moved)) == CONVERTER.unstructure(eager) == json.loads(convert.encoded(eager))
+    want = _shifted(CONVERTER.unstructure(d), 3, uri, -1)
+    assert json.loads(convert.encoded(moved)) == want
     assert moved._made is None  # writing it made no field either
+    eager = _structured(want)
     assert moved == eager and eager == moved and moved != d
     assert moved.range.start.line == 10 and moved._made is not None
+    assert CONVERTER.unstructure(moved) == want
     again = convert._move_lines(moved, -5, uri, after=8)  # a Moved moved again: from its root, not a chain
-    assert again._root is d and again == convert._moved_now(eager, -5, uri, 8)
-    assert json.loads(convert.encoded(again)) == CONVERTER.unstructure(convert._moved_now(eager, -5, uri, 8))
+    want = _shifted(want, -5, uri, 8)
+    assert again._root is d and again == _structured(want)
+    assert json.loads(convert.encoded(again)) == want
 
     from aoti_lsp.analysis.findings import Finding, Related
 
@@ -248,3 +251,45 @@ def test_a_moved_diagnostic_makes_its_fields_only_when_read(monkeypatch):
     convert._JSON.get(d)[1] = None
     monkeypatch.setattr(convert, "_cut", lambda *a: None)  # the json.loads path
     assert convert._template(d, uri) == json_cut
+
+
+def test_a_diagnostic_without_json_pieces_is_moved_all_the_same(monkeypatch):
+    """The slot marker inside a message leaves no pieces to write a move from: the Moved is
+    written from its fields, made then, and says what moving every field says."""
+    uri = "file:///here.py"
+    d = _diagnostic(7, uri)
+    d.message = convert._SLOT  # spelt as a slot is: the pieces would not be told apart
+    monkeypatch.setattr(convert, "_cut", lambda *a: None)
+    moved = convert._move_lines(d, 2, uri, after=7)
+    assert type(moved) is convert.Moved and convert._JSON.get(moved)[1] is None
+    want = _shifted(CONVERTER.unstructure(d), 2, uri, 7)
+    assert json.loads(convert.encoded(moved)) == want == CONVERTER.unstructure(moved)
+
+
+def _structured(plain: dict) -> types.Diagnostic:
+    """A plain Diagnostic of that JSON, with lists where the server makes lists (cattrs makes tuples)."""
+    d = CONVERTER.structure(plain, types.Diagnostic)
+    d.tags, d.related_information = list(d.tags or []) or None, list(d.related_information or []) or None
+    return d
+
+
+def _shifted(plain: dict, n: int, uri: str, after: int) -> dict:
+    """A diagnostic's JSON with the lines it names in `uri` after line `after` moved by n: its
+    range, related places there, and the edits of its data that name no other file."""
+    plain = json.loads(json.dumps(plain))
+
+    def move(r):
+        for end in ("start", "end"):
+            if r[end]["line"] > after:
+                r[end]["line"] += n
+
+    move(plain["range"])
+    for r in plain.get("relatedInformation") or ():
+        if r["location"]["uri"] == uri:
+            move(r["location"]["range"])
+    data = plain.get("data") or {}
+    for e in [data.get("noqa")] + [e for f in [data.get("fix"), *(data.get("alternatives") or ())] if f
+                                   for e in f.get("edits") or ()]:
+        if e and "uri" not in e:
+            move(e["range"])
+    return plain

@@ -232,7 +232,8 @@ def _remessaged(d: types.Diagnostic, f: Finding) -> types.Diagnostic | None:
             if parts is not None:  # slots split range lines only: a message is inside one piece
                 parts = [p.replace(key, said) for p in parts]
     if type(d) is Moved:  # stays one: its fields are still not made
-        out = Moved(d, parts, template[1], d._uri, f.message, tuple(r.message for r in f.related) if notes else None)
+        out = Moved(d, parts, template[1] if template is not None else d._lines, d._uri, f.message,
+                    tuple(r.message for r in f.related) if notes else None)
         _JSON.get(out)[0] = text
     else:
         related = [n if n.message == r.message else types.DiagnosticRelatedInformation(n.location, r.message)
@@ -388,8 +389,8 @@ def _move_lines(d: types.Diagnostic, n: int, uri: str, after: int = -1) -> types
         return d
     try:
         parts, lines = _template(d, uri)
-    except ValueError:  # the slot marker inside a message (no server message has it)
-        return _moved_now(d, n, uri, after)
+    except ValueError:  # the slot marker inside a message (no server message has it): written from its fields
+        parts, lines = None, _lines_of(d, uri)
     moved = Moved(d, parts, [x + n if x > after else x for x in lines], uri)
     hit = _LINES.get(d)
     if hit is not None and hit[0] == uri:  # its lines, moved (in order: none was touched)
@@ -406,7 +407,7 @@ class Moved(types.Diagnostic):
 
     __slots__ = ("_root", "_lines", "_uri", "_notes", "_made")
 
-    def __init__(self, d: types.Diagnostic, parts: list[str], lines: list[int], uri: str,
+    def __init__(self, d: types.Diagnostic, parts: list[str] | None, lines: list[int], uri: str,
                  message: str | None = None, notes: tuple[str, ...] | None = None):
         put = object.__setattr__  # attrs' own __setattr__ runs its hooks: 7x the cost of a move
         put(self, "_root", d._root if type(d) is Moved else d)
@@ -417,7 +418,7 @@ class Moved(types.Diagnostic):
         put(self, "message", d.message if message is None else message)
         for name in _KEPT:
             put(self, name, getattr(d, name))
-        _JSON.put(self, [None, (parts, lines)])
+        _JSON.put(self, [None, (parts, lines) if parts is not None else None])
 
     def _fields(self) -> tuple:
         made = self._made
@@ -483,24 +484,6 @@ def _moved_data(data: dict, at) -> dict:
     if data.get("alternatives"):
         data["alternatives"] = [fix(x) for x in data["alternatives"]]
     return data
-
-
-def _moved_now(d: types.Diagnostic, n: int, uri: str, after: int) -> types.Diagnostic:
-    """`d` moved as a plain Diagnostic, every field made (no JSON pieces to write it from)."""
-    def line(x: int) -> int:
-        return x + n if x > after else x
-
-    def rng(r: types.Range) -> types.Range:
-        return types.Range(types.Position(line(r.start.line), r.start.character),
-                           types.Position(line(r.end.line), r.end.character))
-
-    lines = [line(x) for x in _lines_of(d, uri)]
-    data = _moved_data(d.data, iter(lines[2 + 2 * sum(1 for r in d.related_information or () if r.location.uri == uri):])) \
-        if isinstance(d.data, dict) else d.data
-    related = d.related_information and [
-        types.DiagnosticRelatedInformation(types.Location(r.location.uri, rng(r.location.range)), r.message)
-        if r.location.uri == uri else r for r in d.related_information]
-    return _like(d, range=rng(d.range), related_information=related, data=data)
 
 
 # -- diagnostics encoded once (issue 24) -----------------------------------------------------------
