@@ -177,7 +177,7 @@ def check(args) -> int:
                 sys.stdout.write(_diff(_diff_name(path), old, new))
         source = Source(new if new is not None and not args.diff else old, path)
         if args.diff and new is not None and new != old:
-            source.fixed = new  # the findings left are the fixed text's: _unfixed places them in this one
+            source.fixed = new  # the findings left are the fixed text's: _unfixed places them in this one (_before_fix)
         for f in findings:
             items.append((f, source))
             counts[_fix_kind(f.fix, args.unsafe_fixes)] += 1
@@ -220,7 +220,9 @@ def _unfixed(items, unsafe: bool) -> None:
         if applicable(f.fix, unsafe):
             continue
         fixed = getattr(source, "fixed", None)
-        where = reporters.where(source, f.start if fixed is None else _before_fix(source.data, fixed, f.start))
+        if fixed is not None and getattr(source, "before_fix", None) is None:
+            source.before_fix = _before_fix(source.data, fixed)  # one diff of the file, for all its findings
+        where = reporters.where(source, f.start if fixed is None else source.before_fix(f.start))
         if f.fix is None:
             why = next((r.message for r in f.related if r.message.startswith("no automatic fix")), "no automatic fix")
         elif applicable(f.fix, True):
@@ -230,24 +232,36 @@ def _unfixed(items, unsafe: bool) -> None:
         print(f"{_rel(source.path)}:{where}: {f.code} not fixed: {why}", file=sys.stderr)
 
 
-def _before_fix(old: bytes, new: bytes, offset: int) -> int:
-    """Where an offset of the fixed text lies in the file as it is (--diff shows the fix, it does
-    not write it): the same column of the line it came from, for a line the fix left as it was;
-    the start of the lines the fix rewrote, for one of those."""
+def _before_fix(old: bytes, new: bytes):
+    """offset -> where an offset of the fixed text lies in the file as it is (--diff shows the
+    fix, it does not write it): the same column of the line it came from, for a line the fix left
+    as it was; the start of the lines the fix rewrote, for one of those."""
     import difflib
+    from bisect import bisect_left, bisect_right
 
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    row = new.count(b"\n", 0, offset)
-    column = offset - (new.rfind(b"\n", 0, offset) + 1)
-    starts = [0]
+    starts, fixed_starts = [0], [0]
     for line in a:
         starts.append(starts[-1] + len(line))
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if j1 <= row < j2 or (j1 == j2 == row):
-            if tag == "equal":
-                return starts[i1 + row - j1] + column
-            return starts[min(i1, len(a))]
-    return min(offset, len(old))
+    for line in b:
+        fixed_starts.append(fixed_starts[-1] + len(line))
+    blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    firsts = [j1 for _, _, _, j1, _ in blocks]  # in order: the fixed text's lines, block by block
+
+    def back(offset: int) -> int:
+        row = bisect_right(fixed_starts, offset) - 1
+        column = offset - fixed_starts[row]
+        k = bisect_left(firsts, row)  # the first block holding the row: one starting there, else the one before
+        if k < len(blocks) and firsts[k] == row:
+            tag, i1, _, j1, _ = blocks[k]
+        elif k > 0 and blocks[k - 1][4] > row:
+            tag, i1, _, j1, _ = blocks[k - 1]
+        else:
+            return min(offset, len(old))
+        if tag == "equal":
+            return starts[i1 + row - j1] + column
+        return starts[min(i1, len(a))]
+    return back
 
 
 def _prints_edits(args) -> bool:
