@@ -255,6 +255,34 @@ def test_a_change_of_a_caller_read_only_when_asked_invalidates_the_result(tmp_pa
     assert summarize(Source.from_text(complete, "caller.py"), lazy=True) == {"AOTI201": {"lazy_kw": True}}
 
 
+def test_a_change_of_an_exporter_read_only_when_asked_invalidates_the_result(tmp_path, monkeypatch, capsys):
+    """exporter.py only exports: pass 1 summarises it unparsed ("lazy_exports"), the same summary
+    whether it exports models.py's Pool or a class of its own. models.py spells no export: only
+    the exporter's text puts its forward in scope, so that read must invalidate the cached result."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 's'\nversion = '0'\n")
+    (tmp_path / "models.py").write_text("import torch\n\n\nclass Pool(torch.nn.Module):\n"
+                                        "    def forward(self, values, lengths):\n"
+                                        "        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n")
+    ours = "import torch\nfrom models import Pool\n\nep = torch.export.export(Pool(), (v, l))\n"
+    other = ("import torch\n\n\nclass Other(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+             "ep = torch.export.export(Other(), (x,))\n")
+    (tmp_path / "exporter.py").write_text(other)
+    _age(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert findings(run(capsys, ".")[1]) == []
+    for text, found in ((ours, True), (other, False), (ours, True)):
+        (tmp_path / "exporter.py").write_text(text)
+        warm = findings(run(capsys, ".")[1])
+        assert warm == findings(run(capsys, "--no-cache", ".")[1])
+        assert (("models.py", 6, "AOTI201") in warm) == found, (text, warm)
+        assert findings(run(capsys, "models.py")[1]) == findings(run(capsys, "--no-cache", "models.py")[1])
+    from aoti_lsp.analysis.source import Source
+    from aoti_lsp.project.project import summarize
+
+    assert summarize(Source.from_text(ours, "exporter.py"), lazy=True) == \
+        summarize(Source.from_text(other, "exporter.py"), lazy=True) == {"AOTI201": {"lazy_exports": True}}
+
+
 def test_a_mention_of_torch_export_no_rule_reads_leaves_the_jagged_only_files_unparsed(tmp_path, monkeypatch,
                                                                                       capsys, parses):
     """generative-recommenders: one docstring says "so that torch.export / Dynamo can trace" (and

@@ -504,3 +504,65 @@ def test_the_taken_prefilter_finds_what_its_regex_finds():
         assert _taken(patterns, data) == (_jagged_taken(patterns).search(data) is not None)
 
     check()
+
+
+# -- files that only export: summarised unparsed, read when a class they may name is asked ----
+MODELS = ("import torch\n\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+          "        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n")
+
+
+def _project_of(tmp_path, files: dict[str, str], lazy: bool) -> Project:
+    project = Project()
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        project.update(str(path), summarize(Source.from_text(text, str(path)), lazy=lazy))
+    return project
+
+
+@pytest.mark.parametrize("spelling", [
+    "from models import Pool\n\nep = torch.export.export(Pool(), (v, l))\n",
+    "from models import Pool\n\nm = Pool().eval()\nep = torch.export.export(m, (v, l))\n",
+    "from pkg import Pool\n\nep = torch.export.export(Pool(), (v, l))\n",  # the package's __init__ defines it
+    "from . import Pool\n\nep = torch.export.export(Pool(), (v, l))\n",
+])
+def test_an_export_in_a_file_summarised_unparsed_is_found_as_a_parsed_summary_finds_it(tmp_path, spelling):
+    """exporter.py only exports: pass 1 summarises it unparsed ("lazy_exports"). models.py spells
+    no export, so only the exporter puts Pool's forward in scope: the finding and its note naming
+    the export are the same as with the exporter's parsed summary (pytorch/ao: 1.0 MB of tests
+    that export their own classes were parsed for nothing)."""
+    target = "pkg/__init__.py" if "pkg" in spelling or "from ." in spelling else "models.py"
+    exporter = ("pkg/exporter.py" if "from ." in spelling else "exporter.py")
+    files = {target: MODELS, exporter: "import torch\n" + spelling}
+    lazy = _project_of(tmp_path, files, lazy=True)
+    assert lazy.summaries[str(tmp_path / exporter)] == {"AOTI201": {"lazy_exports": True}}
+    parsed = _project_of(tmp_path / "parsed", files, lazy=False)
+    assert parsed.summaries[str(tmp_path / "parsed" / exporter)]["AOTI201"]["exports"]
+
+    def seen(project, root):
+        rule = rule_by_code("AOTI201")
+        src = Source.from_text(MODELS, str(root / target))
+        assert rule.relevant(src, project)  # the file is checked at all
+        return [(f.code, f.message, [(r.message, r.path and r.path.replace(str(root), "")) for r in f.related])
+                for f in findings(MODELS, "AOTI201", project=project, path=str(root / target))]
+
+    got = seen(lazy, tmp_path)
+    assert got and got == seen(parsed, tmp_path / "parsed")
+    assert any("exported here" in m and p.endswith("exporter.py") for _, _, rel in got for m, p in rel)
+
+
+def test_a_file_exporting_its_own_class_of_the_same_name_is_not_parsed(tmp_path, monkeypatch):
+    """A test file that defines and exports its own `Pool` spells the name, not models.py's module:
+    its export cannot be models.py's class (Model.qualified), so it is neither parsed nor a reason
+    to check models.py; only its text is read."""
+    own = "import torch\n\n\nclass Pool(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n\n" \
+          "ep = torch.export.export(Pool(), (x,))\n"
+    project = _project_of(tmp_path, {"models.py": MODELS, "test_pool.py": own}, lazy=True)
+    asked = []
+    real = Project.from_file
+    monkeypatch.setattr(Project, "from_file", lambda self, path, name, *a: asked.append(name) or real(self, path, name, *a))
+    src = Source.from_text(MODELS, str(tmp_path / "models.py"))
+    assert not rule_by_code("AOTI201").relevant(src, project)
+    assert findings(MODELS + EVIDENCE, "AOTI201", project=project, path=str(tmp_path / "models.py"))  # evidence: in scope
+    assert "jagged exports" not in asked and set(asked) == {"text"}

@@ -49,20 +49,57 @@ def summary_owner(config) -> str | None:
     return next((c for c in SUMMARY_CODES if config is None or config.enabled(c)), None)
 
 
-def scope_names(project) -> tuple[frozenset[str], bool]:
+def scope_names(project) -> tuple[frozenset[str], bool, tuple[str, ...]]:
     """What other files' summaries can put a file's forward in AOTI201/202's scope (Model.scope),
     read without a parse: the class names they export or AOT-compile (a class of the file must
-    be named so), and whether one AOT-compiles programs it cannot name (any forward may be in them)."""
+    be named so), whether one AOT-compiles programs it cannot name (any forward may be in them),
+    and the files summarised unparsed ("lazy_exports": read when a class is asked about)."""
     def build():
-        names, unknown = set(), False
+        names, unknown, lazy = set(), False, []
         for code in SUMMARY_CODES:
-            for summary in project.of(code).values():
+            for path, summary in project.of(code).items():
                 if isinstance(summary, dict):
                     names.update(e[0].rsplit(".", 1)[-1] for e in summary.get("exports", ()))
                     names.update(k.rsplit(".", 1)[-1] for k, _ in summary.get("aoti", ()))
                     unknown = unknown or bool(summary.get("aoti_unknown"))
-        return frozenset(names), unknown
+                    if summary.get("lazy_exports"):
+                        lazy.append(path)
+        return frozenset(names), unknown, tuple(lazy)
     return project.memo("jagged scope names", build)
+
+
+def lazy_may_export(project, path: str, key: str, here: str) -> bool:
+    """Whether a file summarised "lazy_exports" may export class `key` of the file `here`, read from its
+    text (once, no parse): such an export names the class as the file imports it
+    (Model.qualified, _same_module), so the file spells `key` and either the module's name
+    (`from pkg.models import Model`) or a relative import from a package (`from . import Model`)."""
+    folder, name = os.path.split(here)
+    stem = os.path.splitext(name)[0]
+    stem = os.path.basename(folder) if stem == "__init__" else stem
+    data = project.from_file(path, "text", lambda ctx: ctx.source.data)  # each time: a dependency of the asker
+    memo = project.memo("lazy words", dict)  # a check asks per class, and `relevant` per file
+    if (path, key, stem) not in memo:
+        memo[(path, key, stem)] = data is not None and _spells(data, key) and (
+            _spells(data, stem) or _PLAIN_IMPORT.search(data) is not None)
+    return memo[(path, key, stem)]
+
+
+def _spells(data: bytes, word: str) -> bool:
+    """`word` in `data` as a whole word: bytes.find, then its edges (a regex with \\b has no
+    literal to skip to: 20x slower over pytorch/ao's tests)."""
+    w = word.encode()
+    at = data.find(w)
+    while at >= 0:
+        end = at + len(w)
+        if (at == 0 or not _WORD_BYTE[data[at - 1]]) and (end == len(data) or not _WORD_BYTE[data[end]]):
+            return True
+        at = data.find(w, end)
+    return False
+
+
+# what qualifies an imported class by its name alone (a package's own name, `from . import M`)
+_PLAIN_IMPORT = re.compile(rb"from[ \t]+\.+[ \t]*import\b")  # a literal first: searched fast
+_WORD_BYTE = [chr(b).isalnum() or b == 0x5F or b >= 0x80 for b in range(256)]
 
 
 _T = tables.section("jagged")
@@ -616,10 +653,13 @@ class Model:
             out.setdefault((c.start_byte, c.end_byte), key)
         return out
 
+    def export_entries(self) -> list[tuple]:
+        """The summary's "exports": (key, where its class comes from, start, end, qualname)."""
+        return [(key, self.qualified(key, call.start_byte), call.start_byte, call.end_byte, qualname)
+                for call, qualname, key in self.export_calls]
+
     def summary(self) -> dict:
-        exports = []
-        for call, qualname, key in self.export_calls:
-            exports.append((key, self.qualified(key, call.start_byte), call.start_byte, call.end_byte, qualname))
+        exports = self.export_entries()
         packages = sorted({(path, key, self.qualified(key, call.start_byte)) for call, key, path in self.packages if path})
         out = {}
         if exports:
@@ -703,10 +743,20 @@ class Model:
             if key == target.key and self._defined_here(key, call):
                 sites.append(ExportSite(key, call.start_byte, call.end_byte, None, qualname))
         for path, summary in sorted(self._project_summaries().items()):
-            for key, qual, start, end, qualname in summary.get("exports", ()):
+            entries = self._lazy_exports(path, target.key) if summary.get("lazy_exports") else summary.get("exports", ())
+            for key, qual, start, end, qualname in entries:
                 if key == target.key and _same_module(qual, key, self.ctx.source.path):
                     sites.append(ExportSite(key, start, end, path, qualname))
         return sites
+
+    def _lazy_exports(self, path: str, key: str) -> list[tuple]:
+        """The exports of a file summarised "lazy_exports", parsed only if it may name `key` (Project.from_file:
+        once per file version, and a dependency of this file's result)."""
+        project = self.ctx.project
+        if not lazy_may_export(project, path, key, self.ctx.source.path):
+            return []
+        code = self.code
+        return project.from_file(path, "jagged exports", lambda ctx: Model(ctx, code).export_entries()) or []
 
     def _defined_here(self, key: str, call: Node) -> bool:
         """The exported name is this file's class/function (not an import of another one)."""
@@ -1070,15 +1120,24 @@ def wants_summary(rule, source) -> bool:
     return not _WEAK.issuperset(found) or _TORCH_EXPORT.search(source.data) is not None
 
 
+# a file whose summary triggers are only these has nothing for the project but its exports and its
+# calls' keyword verdicts, each read by a check only for one name
+_LAZY_TRIGGERS = {"export(": "lazy_exports", "export as": "lazy_exports", "export_for_training": "lazy_exports",
+                  "draft_export": "lazy_exports", "offsets=": "lazy_kw"}
+
+
 def summary_from_text(rule, source, config) -> dict | None:
-    """A file whose only summary trigger is `offsets=` (a call passing offsets, or a `def` with an
-    `offsets=` default) has nothing for the project but its calls' keyword verdicts
-    (complete_keywords), which a forward's check asks for rarely: it is summarised as
-    "lazy_kw", unparsed, and parsed when a check asks (Model._passed_complete). A cold check
-    of torch's own sources parsed 1.7 MB for them and never asked."""
-    if config.options or [t for t in rule.summary_triggers if source.has(t)] != ["offsets="]:
+    """A file whose summary triggers are only exports and `offsets=` (a call passing offsets, or a
+    `def` with an `offsets=` default) holds, for the project, the classes it exports
+    (export_entries: "lazy_exports") and its calls' keyword verdicts (complete_keywords:
+    "lazy_kw"). A check asks for them by a class name or a parameter name, rarely: the file is
+    summarised unparsed, and parsed when a check asks (Model.exports_of, only where the file may
+    name the class; Model._passed_complete). A cold check of torch's own sources parsed 1.7 MB
+    for the keyword verdicts and never asked; pytorch/ao's, 1.0 MB of tests for their exports."""
+    found = [t for t in rule.summary_triggers if source.has(t)]
+    if config.options or not all(t in _LAZY_TRIGGERS for t in found):
         return None  # rule options (jagged-names): the parse, with them
-    return {"lazy_kw": True} if summary_owner(config) == rule.code else {}
+    return {_LAZY_TRIGGERS[t]: True for t in found} if summary_owner(config) == rule.code else {}
 
 
 def _keyword_values(src, name: str) -> list[Node]:

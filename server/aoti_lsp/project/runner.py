@@ -257,9 +257,11 @@ def _check(sources, cfg, mode, project, edits=True):
     for source in sources:
         path, data = source.path, source.data
         candidates = rules_for(source, cfg)  # a rule whose tokens are absent would do nothing here
-        if not wanted(source, [r for r in candidates if cfg.enabled(r.code)], cfg, project):
-            continue
         with cachemod.recording() as deps:
+            if not wanted(source, [r for r in candidates if cfg.enabled(r.code)], cfg, project):
+                if deps:  # turned down after reading another file (jagged.lazy_may_export): valid while it is
+                    out.append(((path, data, None, [], []), frozenset(deps)))
+                continue
             result = analyze(source, cfg, candidates, project=project)
             broken = [f"{path}: has syntax errors: analysed as far as it parses"] if source.tree.root_node.has_error else []
         found = [portable(f, edits) for f in result.findings]

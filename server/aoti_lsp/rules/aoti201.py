@@ -16,10 +16,12 @@ from aoti_lsp.analysis.jagged import (
     Site,
     known_nonempty,
     scope_names,
+    lazy_may_export,
     text,
 )
 from aoti_lsp.rules._jagged import JaggedRule
 
+_CLASS = re.compile(rb"^[ \t]*class[ \t]+([A-Za-z_]\w*)", re.M)
 _NAMES = ", ".join(f"`{n}`" for n in DEFAULT_JAGGED_NAMES)
 
 
@@ -316,8 +318,11 @@ fast = torch.compile(Pool())
         programs it cannot name. Without one, no forward of it is in scope: it is not parsed."""
         if project is None or source.has("export") or source.has("aot"):
             return True
-        names, unknown = scope_names(project)
-        return unknown or any(source.has(f"class {n}") for n in names)
+        names, unknown, lazy = scope_names(project)
+        if unknown or any(source.has(f"class {n}") for n in names):
+            return True
+        classes = _CLASS.findall(source.data) if lazy else ()
+        return any(lazy_may_export(project, p, c.decode(), source.path) for c in classes for p in lazy)
 
     def triggers_for(self, config):
         # a pattern's literal part must be spelt somewhere; "*" alone matches anything
