@@ -27,6 +27,7 @@ async def client(lsp_client: LanguageClient, request, tmp_path):
     (ws / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
     (ws / "inner.py").write_text(INNER)
     (ws / "caller.py").write_text(INCOMPLETE)
+    (ws / "exporter.py").write_text(EXPORTS_POOL)  # indexed at start (test_an_exporter_...)
 
     await start_session(lsp_client, client_capabilities(request.param), ws)
     lsp_client.ws = ws
@@ -62,4 +63,30 @@ async def test_a_caller_read_only_when_asked_follows_the_disk(client):
     caller.write_text(INCOMPLETE + "\n")  # with the editor's file-watch notification
     client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
         types.FileEvent(uri=caller.as_uri(), type=types.FileChangeType.Changed)]))
+    await _aoti201_until(client, uri, True)
+
+
+MODELS = ("import torch\n\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
+          "        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n")
+EXPORTS_POOL = "import torch\nfrom models import Pool\n\nep = torch.export.export(Pool(), (v, l))\n"
+EXPORTS_OWN = ("import torch\n\n\nclass Own(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+               "ep = torch.export.export(Own(), (x,))\n")
+
+
+async def test_an_exporter_read_only_when_asked_follows_the_disk(client):
+    """exporter.py only exports: indexed unparsed ("lazy_exports"), the same summary whatever it
+    exports. Only its text puts models.py's forward (no export there) in scope."""
+    models, exporter = client.ws / "models.py", client.ws / "exporter.py"
+    uri = models.as_uri()
+    models.write_text(MODELS)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=uri, language_id="python", version=1, text=MODELS)))
+    await _aoti201_until(client, uri, True)
+
+    exporter.write_text(EXPORTS_OWN)  # no notification: the next pull sees the file changed on disk
+    await _aoti201_until(client, uri, False)
+
+    exporter.write_text(EXPORTS_POOL + "\n")  # with the editor's file-watch notification
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=exporter.as_uri(), type=types.FileChangeType.Changed)]))
     await _aoti201_until(client, uri, True)
