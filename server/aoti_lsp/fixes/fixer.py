@@ -41,6 +41,30 @@ def choose(findings: list[Finding], unsafe: bool) -> list[Fix]:
     return chosen
 
 
+def compiling_subset(candidates: list, compiles_with) -> tuple[list, list]:
+    """(accepted, rejected): the candidates whose edits go in, in order, each on top of those
+    accepted before it, as one by one would choose; `compiles_with(accepted + group)` says
+    whether the files they edit still compile. Groups are tried whole, then halved: one compile
+    when all go in (a dense file's 1,100 migrations: one compile, not 1,100), ~2 log n per
+    candidate that breaks its file."""
+    accepted: list = []
+    rejected: list = []
+
+    def take(group: list) -> None:
+        if not group:
+            return
+        if compiles_with(accepted + group):
+            accepted.extend(group)
+        elif len(group) == 1:
+            rejected.append(group[0])
+        else:
+            take(group[: len(group) // 2])
+            take(group[len(group) // 2 :])
+
+    take(list(candidates))
+    return accepted, rejected
+
+
 @record("data", "applied", "remaining", "errors")
 class FixResult:
     def __init__(self, data: bytes, applied: int = 0, remaining: list[Finding] | None = None, errors: list[str] | None = None):
@@ -74,16 +98,10 @@ def _fix_source(source: Source, config: Config | None, unsafe: bool, project) ->
         fixes = choose(findings, unsafe)
         if not fixes:
             return FixResult(data, applied, result.findings, result.errors)
-        accepted = fixes
-        if compile_error(apply_edits(data, [e for f in fixes for e in f.edits]), source.path) is not None:
-            # one of them breaks the file: each candidate on top of those accepted before it
-            accepted = []
-            for fix in fixes:
-                candidate = apply_edits(data, [e for f in (*accepted, fix) for e in f.edits])
-                if compile_error(candidate, source.path) is not None:
-                    rejected.add(next(((f.code, f.start, f.fix.title) for f in findings if f.fix is fix), None))
-                    continue
-                accepted.append(fix)
+        accepted, broke = compiling_subset(fixes, lambda group: compile_error(
+            apply_edits(data, [e for f in group for e in f.edits]), source.path) is None)
+        for fix in broke:
+            rejected.add(next(((f.code, f.start, f.fix.title) for f in findings if f.fix is fix), None))
         if accepted:
             data = apply_edits(data, [e for f in accepted for e in f.edits])
             applied += len(accepted)

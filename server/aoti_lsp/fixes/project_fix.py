@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from aoti_lsp.analysis.engine import analyze
 from aoti_lsp.analysis.findings import Edit, Finding, Fix
-from aoti_lsp.fixes.fixer import applicable, apply_edits
+from aoti_lsp.fixes.fixer import applicable, apply_edits, compiling_subset
 from aoti_lsp.project import notebook
 from aoti_lsp.fixes.layout import compile_error
 from aoti_lsp.project.project import summarize
@@ -67,8 +67,8 @@ def _fix(files, names, valid, summary_keys, config, unsafe, project) -> dict[str
             if key in files:
                 findings[key] = _analyze(files[key], config, project)
         dirty = set()
-        taken: dict[str, list[Edit]] = {}
-        accepted: list[tuple[Fix, dict[str, list[Edit]]]] = []
+        chosen: dict[str, list[Edit]] = {}  # every candidate's edits: none overlaps another
+        candidates: list[tuple[tuple, Fix, dict[str, list[Edit]]]] = []
         for key in sorted(findings):
             for f in findings[key]:
                 if not applicable(f.fix, unsafe) or (f.code, key, f.start, f.fix.title) in rejected:
@@ -76,27 +76,30 @@ def _fix(files, names, valid, summary_keys, config, unsafe, project) -> dict[str
                 if f.fix.resolve() is None:
                     continue  # a lazy fix whose edits could not be built (logged): no fix
                 by_file = _by_file(f.fix, key)
-                if any(e.overlaps(t) for p, es in by_file.items() for e in es for t in taken.get(p, [])):
+                if any(e.overlaps(t) for p, es in by_file.items() for e in es for t in chosen.get(p, [])):
                     continue
                 if not _loaded(by_file, files, names, valid, key):
                     rejected.add((f.code, key, f.start, f.fix.title))
                     files[key].errors.append(f"{files[key].path}: fix '{f.fix.title}' not applied: a file it edits cannot be read")
                     continue
-                trial = {p: apply_edits(files[p].new, [*taken.get(p, []), *es]) for p, es in by_file.items()}
-                # a file Python rejects is never rewritten, and a fix that breaks one is dropped whole
-                broken = [p for p, data in trial.items() if not valid[p] or not compiles(data, files[p].path)]
-                if broken:
-                    rejected.add((f.code, key, f.start, f.fix.title))
-                    continue
                 for p, es in by_file.items():
-                    taken.setdefault(p, []).extend(es)
-                accepted.append((f.fix, by_file))
+                    chosen.setdefault(p, []).extend(es)
+                candidates.append(((f.code, key, f.start, f.fix.title), f.fix, by_file))
+        # a file Python rejects is never rewritten, and a fix that breaks one is dropped whole
+        accepted, broke = compiling_subset(candidates, lambda group: _compiles_with(group, files, valid))
+        rejected.update(c[0] for c in broke)
         if not accepted:
+            if broke:
+                continue  # a fix that overlapped a dropped one is tried next pass (findings kept)
             break
+        taken: dict[str, list[Edit]] = {}
+        for _, _, by_file in accepted:
+            for p, es in by_file.items():
+                taken.setdefault(p, []).extend(es)
         for p, es in taken.items():
             files[p].new = apply_edits(files[p].new, es)
             dirty.add(p)
-        for fix, by_file in accepted:
+        for _, fix, by_file in accepted:
             first = next(iter(by_file))
             files[first].applied += 1
             group = set(by_file).union(*(files[p].together for p in by_file))
@@ -111,6 +114,15 @@ def _fix(files, names, valid, summary_keys, config, unsafe, project) -> dict[str
         f.remaining = findings.get(key, [])
         f.together = {files[p].path for p in f.together}
     return {f.path: f for f in files.values()}
+
+
+def _compiles_with(group, files, valid) -> bool:
+    """Every file the fixes of `group` edit still compiles with all of their edits."""
+    edits: dict[str, list[Edit]] = {}
+    for _, _, by_file in group:
+        for p, es in by_file.items():
+            edits.setdefault(p, []).extend(es)
+    return all(valid[p] and compiles(apply_edits(files[p].new, es), files[p].path) for p, es in edits.items())
 
 
 def _analyze(f: FileFix, config, project) -> list[Finding]:
