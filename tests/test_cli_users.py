@@ -110,7 +110,8 @@ class Pool(torch.nn.Module):
 
 
 def build(values, lengths):
-    ep = torch.export.export(Pool(), (values, lengths))
+    dims = {"values": {0: torch.export.Dim("N")}, "lengths": {0: torch.export.Dim("B")}}
+    ep = torch.export.export(Pool(), (values, lengths), dynamic_shapes=dims)
     return torch._inductor.aoti_compile_and_package(ep, package_path="pool.pt2")
 
 

@@ -181,7 +181,8 @@ def test_guard_of_all_sites_of_a_function_is_one_fix():
 
 
 # -- AOTI202 -------------------------------------------------------------------------------------
-EXPORT = ("\n\nep = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3])))\n"
+DIMS = "dynamic_shapes=({0: torch.export.Dim('N')}, {0: torch.export.Dim('B')})"
+EXPORT = ("\n\nep = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3])), " + DIMS + ")\n"
           "torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n")
 PLAIN_EXPORT = "\n\nrun = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3]))).module()\n"
 
@@ -276,7 +277,7 @@ def test_files_without_triggers_are_not_parsed():
 def test_callers_in_other_files_count():
     models = model("return values.sum(0) / lengths.cumsum(0)[-1]")
     exporter = ("import torch\nfrom models import M\n\n"
-                "torch._inductor.aoti_compile_and_package(torch.export.export(M(), (a, b)), package_path='m.pt2')\n")
+                "torch._inductor.aoti_compile_and_package(torch.export.export(M(), (a, b), " + DIMS + "), package_path='m.pt2')\n")
     checked = ("import torch\nrun = torch._inductor.aoti_load_package('m.pt2')\n\n\ndef score(v, l):\n"
                "    if l.numel() == 0:\n        return v.new_zeros(v.shape[1:])\n    return run(v, l)\n")
     unchecked = "import torch\nrun = torch._inductor.aoti_load_package('m.pt2')\nout = run(batch.values, batch.lengths)\n"
@@ -566,3 +567,65 @@ def test_a_file_exporting_its_own_class_of_the_same_name_is_not_parsed(tmp_path,
     assert not rule_by_code("AOTI201").relevant(src, project)
     assert findings(MODELS + EVIDENCE, "AOTI201", project=project, path=str(tmp_path / "models.py"))  # evidence: in scope
     assert "jagged exports" not in asked and set(asked) == {"text"}
+
+
+# -- a static export: the package keeps the example's sizes -------------------------------------
+STATIC = ("\n\nep = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3]))){extra}\n"
+          "torch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n")
+
+
+@pytest.mark.parametrize("extra", ["", ".run_decompositions()"])
+def test_a_static_export_is_told_and_gets_no_rewrite(extra):
+    code = model("offsets = torch.cumsum(lengths, 0)\nreturn values.sum(0) / offsets[-1]", evidence=False) + STATIC.format(extra=extra)
+    (f,) = findings(code, "AOTI201")
+    assert "exported without `dynamic_shapes`" in f.message
+    assert f.fix is None and not f.alternatives  # no call of the package here: nothing to guard
+    assert any("an empty-safe `forward` does not help" in r.message for r in f.related)
+
+
+@pytest.mark.parametrize("args, static", [
+    ("dynamic_shapes=None", True),
+    ("strict=True", True),
+    (DIMS, False),
+    ("dynamic_shapes=dims", False),
+    ("**options", False),
+    ("constraints=[dynamic_dim(x, 0)]", False),
+])
+def test_what_makes_an_export_static(args, static):
+    code = model("return values.sum(0) / torch.cumsum(lengths, 0)[-1]", evidence=False) + \
+        f"\n\nep = torch.export.export(M(), (v, l), {args})\ntorch._inductor.aoti_compile_and_package(ep)\n"
+    (f,) = findings(code, "AOTI201")
+    assert ("exported without `dynamic_shapes`" in f.message) == static, f.message
+    assert (f.fix is None) == static
+
+
+def test_a_class_exported_both_ways_is_not_called_static():
+    code = model("return values.sum(0) / torch.cumsum(lengths, 0)[-1]", evidence=False) + STATIC.format(extra="") + EXPORT
+    (f,) = findings(code, "AOTI201")
+    assert "exported without" not in f.message and f.fix is not None
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+def test_a_static_export_in_another_file_is_told(tmp_path, lazy):
+    exporter = "import torch\nfrom models import Pool\n\nep = torch.export.export(Pool(), (v, l))\n"
+    project = _project_of(tmp_path, {"models.py": MODELS, "exporter.py": exporter}, lazy=lazy)
+    (f,) = findings(MODELS, "AOTI201", project=project, path=str(tmp_path / "models.py"))
+    assert "`Pool` is exported without `dynamic_shapes`" in f.message
+    dynamic = exporter.replace("(v, l))", "(v, l), dynamic_shapes=dims)")
+    project = _project_of(tmp_path / "d", {"models.py": MODELS, "exporter.py": dynamic}, lazy=lazy)
+    (f,) = findings(MODELS, "AOTI201", project=project, path=str(tmp_path / "d" / "models.py"))
+    assert "exported without" not in f.message
+
+
+def test_two_classes_of_one_name_each_get_their_own_export():
+    """A PyTorch issue's reproduction defines its model twice: each forward is linked to the export
+    of the class bound where its model is made (before: both to the first export)."""
+    body = "    def forward(self, values, lengths):\n        return values.sum(0) / torch.cumsum(lengths, 0)[-1]\n"
+    code = ("import torch\n\n\nclass Pool(torch.nn.Module):\n" + body +
+            "\n\nmodel = Pool()\nso = torch._export.aot_compile(model, (v, l))\n"
+            "\n\nclass Pool(torch.nn.Module):\n" + body +
+            f"\n\nmodel = Pool()\nep = torch.export.export(model, (v, l), {DIMS})\n")
+    first, second = findings(code, "AOTI201")
+    assert [r.start for r in first.related if "exported here" in r.message] == [code.index("torch._export.aot_compile")]
+    assert [r.start for r in second.related if "exported here" in r.message] == [code.index("torch.export.export")]
+    assert "exported without `dynamic_shapes`" in first.message and "exported without" not in second.message

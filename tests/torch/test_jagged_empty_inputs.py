@@ -277,3 +277,37 @@ def test_guard_is_effective_under_torch_compile(torch, work):
     compiled = torch.compile(model, backend="eager", dynamic=True)
     assert torch.allclose(compiled(*data["full"]), model(*data["full"]))
     assert torch.equal(compiled(*data["empty"]), torch.zeros(4))
+
+
+def test_a_static_export_is_told_and_the_rewrite_is_not_offered_for_it(torch, work, tmp_path):
+    """BagMean exported without `dynamic_shapes`: AOTI201 says so, and offers no empty-safe
+    rewrite of `forward`. What it claims, measured: the package of the rewritten forward, exported
+    static, still reads the example's sizes (5 values, 2 lengths): wrong on 4 lengths, and the
+    empty input does not come back as eager's zeros. One compile."""
+    harness, _, v = work
+    static = v["unfixed"].replace("torch.export.export(BagMean(), example, dynamic_shapes=DYNAMIC)",
+                                  "torch.export.export(BagMean(), example)")
+    assert static != v["unfixed"]
+    finding = fixes_of(static, "AOTI201", "`offsets[-1]`")
+    assert "exported without `dynamic_shapes`" in finding.message
+    assert finding.fix is None or "numel() == 0" in "".join(e.text for e in finding.fix.edits)  # the callers' check only
+    assert not finding.alternatives
+    assert any("an empty-safe `forward` does not help" in r.message for r in finding.related)
+
+    # the user applies the rewrite anyway: the static package of it
+    rewritten = v["rewritten"].replace("torch.export.export(BagMean(), example, dynamic_shapes=DYNAMIC)",
+                                       "torch.export.export(BagMean(), example)")
+    assert "total = lengths.sum(0)" in rewritten and rewritten != v["rewritten"]
+    folder = tmp_path / "static"
+    folder.mkdir()
+    code = folder / "serving.py"
+    code.write_text(rewritten)
+    res = run(harness, folder, str(code), "build", "bag")
+    assert res.returncode == 0, res.stderr[-3000:]
+    data = inputs(torch)
+    bag = load(code, "static_eager").BagMean()
+    res, out = call(torch, harness, code, folder, [("serve_mean", data["full"])])
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert not torch.allclose(out[0], bag(*data["full"]))  # 4 lengths, 6 values: read as 2 and 5
+    res, out = call(torch, harness, code, folder, [("serve_mean", data["empty"])])
+    assert res.returncode != 0 or not torch.equal(out[0], torch.zeros(4)), out

@@ -484,16 +484,33 @@ class Target:
         return self.func.child_by_field_name("body")
 
 
-@record("key", "start", "end", "path", "api", frozen=True)
+@record("key", "start", "end", "path", "api", "static", frozen=True)
 class ExportSite:
-    """`path` None: this file; `api`: the exporter's qualified name."""
+    """`path` None: this file; `api`: the exporter's qualified name; `static`: the call gives no
+    `dynamic_shapes` (static_export), so its program has every size of the example."""
 
-    def __init__(self, key: str, start: int, end: int, path: str | None, api: str):
+    def __init__(self, key: str, start: int, end: int, path: str | None, api: str, static: bool = False):
         set_field(self, "key", key)
         set_field(self, "start", start)
         set_field(self, "end", end)
         set_field(self, "path", path)
         set_field(self, "api", api)
+        set_field(self, "static", static)
+
+
+_DEFINITIONS = ("class_definition", "function_definition", "decorated_definition")
+CLASS_NAME = re.compile(rb"^[ \t]*class[ \t]+([A-Za-z_]\w*)", re.M)
+
+
+def static_export(call: Node) -> bool:
+    """An export call that says no dimension is dynamic: no `dynamic_shapes` (nor the old
+    `constraints`), or None, and no `**kwargs` that could hold one. torch.export then keeps every
+    size of the example (`range_constraints {}`, measured): its package reads the example's
+    number of entries whatever a call passes."""
+    _, kw, splat = call_args(call)
+    if splat:
+        return False
+    return all(kw.get(k) is None or text(unparen(kw[k])) == "None" for k in ("dynamic_shapes", "constraints"))
 
 
 @record("path", "start", "end", "line", "args", "facts")
@@ -654,8 +671,8 @@ class Model:
         return out
 
     def export_entries(self) -> list[tuple]:
-        """The summary's "exports": (key, where its class comes from, start, end, qualname)."""
-        return [(key, self.qualified(key, call.start_byte), call.start_byte, call.end_byte, qualname)
+        """The summary's "exports": (key, where its class comes from, start, end, qualname, static)."""
+        return [(key, self.qualified(key, call.start_byte), call.start_byte, call.end_byte, qualname, static_export(call))
                 for call, qualname, key in self.export_calls]
 
     def summary(self) -> dict:
@@ -740,13 +757,13 @@ class Model:
     def exports_of(self, target: Target) -> list[ExportSite]:
         sites = []
         for call, qualname, key in self.export_calls:
-            if key == target.key and self._defined_here(key, call):
-                sites.append(ExportSite(key, call.start_byte, call.end_byte, None, qualname))
+            if key == target.key and self._defined_here(key, call) and self._constructs(call, target):
+                sites.append(ExportSite(key, call.start_byte, call.end_byte, None, qualname, static_export(call)))
         for path, summary in sorted(self._project_summaries().items()):
             entries = self._lazy_exports(path, target.key) if summary.get("lazy_exports") else summary.get("exports", ())
-            for key, qual, start, end, qualname in entries:
+            for key, qual, start, end, qualname, static in entries:
                 if key == target.key and _same_module(qual, key, self.ctx.source.path):
-                    sites.append(ExportSite(key, start, end, path, qualname))
+                    sites.append(ExportSite(key, start, end, path, qualname, static))
         return sites
 
     def _lazy_exports(self, path: str, key: str) -> list[tuple]:
@@ -757,6 +774,63 @@ class Model:
             return []
         code = self.code
         return project.from_file(path, "jagged exports", lambda ctx: Model(ctx, code).export_entries()) or []
+
+    def _compiled_here(self, target: Target) -> bool:
+        """An AOT compile of this file compiles `target`'s own class (aoti_keys, told apart from
+        another class of the same name: _constructs)."""
+        for call, qualname, key in self.export_calls:
+            if qualname == "torch._export.aot_compile" and key == target.key and self._constructs(call, target):
+                return True
+        for _, key, _ in self.packages:
+            if key == target.key:
+                return any(self._constructs(c, target) for c, _, k in self.export_calls if k == key)
+        return False
+
+    def _constructs(self, export: Node, target: Target) -> bool:
+        """The export call's model is `target`'s class. Read only where the file defines two classes
+        of that name (a PyTorch issue's reproduction redefines its model): the one bound where the
+        model is made."""
+        if target.cls is None or self._class_count(target.key) < 2:
+            return True
+        pos, kw, _ = call_args(export)
+        first = pos[0] if pos else kw.get("mod") or kw.get("f")
+        made = self._instance_def(first) if first is not None else None
+        return made is None or made.start_byte <= target.cls.start_byte < made.end_byte
+
+    def _class_count(self, name: str) -> int:
+        """How many `class name` statements the file has (one regex pass per file, whatever the names)."""
+        shared = _shared(self.ctx)
+        if "class counts" not in shared:
+            counts: dict[bytes, int] = {}
+            for found in CLASS_NAME.findall(self.ctx.source.data):
+                counts[found] = counts.get(found, 0) + 1
+            shared["class counts"] = counts
+        return shared["class counts"].get(name.encode(), 0)
+
+    def _instance_def(self, node: Node, depth: int = 0) -> Node | None:
+        """The class statement `Model(...)` (or a name bound to one) makes, as bound where it is made."""
+        node = unparen(node)
+        if node is None or depth > 6:
+            return None
+        names = self.ctx.names
+        if node.type == "call":
+            func = node.child_by_field_name("function")
+            if func.type == "attribute" and text(func.child_by_field_name("attribute")) in _SAME_MODULE:
+                return self._instance_def(func.child_by_field_name("object"), depth + 1)
+            node = func
+            if node.type != "identifier":
+                return None
+            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
+            return b.stmt if b is not None and b.stmt is not None and b.stmt.type in _DEFINITIONS else None
+        if node.type == "identifier":
+            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
+            if b is None:
+                return None
+            if b.stmt is not None and b.stmt.type in _DEFINITIONS:
+                return b.stmt
+            if b.value is not None:
+                return self._instance_def(b.value, depth + 1)
+        return None
 
     def _defined_here(self, key: str, call: Node) -> bool:
         """The exported name is this file's class/function (not an import of another one)."""
@@ -851,7 +925,7 @@ class Model:
             return "package"  # given to aot_compile
         if target.compiled:
             return None  # torch.compile keeps guards and specialises sizes 0 and 1: not AOTI
-        if (target.key, None) in self.aoti_keys:
+        if (target.key, None) in self.aoti_keys and self._compiled_here(target):
             return "package"
         for summary in self._project_summaries().values():
             for key, qual in summary.get("aoti", ()):

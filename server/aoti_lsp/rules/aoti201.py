@@ -17,11 +17,11 @@ from aoti_lsp.analysis.jagged import (
     known_nonempty,
     scope_names,
     lazy_may_export,
+    CLASS_NAME,
     text,
 )
 from aoti_lsp.rules._jagged import JaggedRule
 
-_CLASS = re.compile(rb"^[ \t]*class[ \t]+([A-Za-z_]\w*)", re.M)
 _NAMES = ", ".join(f"`{n}`" for n in DEFAULT_JAGGED_NAMES)
 
 
@@ -34,9 +34,18 @@ def _roots(site: Site) -> str:
     return " / ".join(f"`{r}`" for r in sorted(site.roots))
 
 
-def what_happens(site: Site) -> str:
+# measured (torch 2.13, CPU): a static package given `lengths` of 0 / 2 / 6 entries where the example
+# had 4: a segfault / garbage / the first 4 read; an empty-safe `forward` reads past the end alike
+STATIC_WHY = ("its package keeps the example's sizes, so an empty-safe `forward` does not help: give "
+              "`dynamic_shapes` for the jagged dims (a check where the package is called still skips empty input)")
+
+
+def what_happens(site: Site, static: str | None = None) -> str:
     # short (the first line an editor shows); what torch does is on the rule page
     x, roots = short(site.node, 40), _roots(site)
+    if static is not None:  # STATIC_WHY's measurement
+        return (f"`{x}` reads {roots} at its example's size: `{static}` is exported without `dynamic_shapes`, "
+                f"so an empty {roots} crashes the package and any other size gives wrong output")
     if site.kind == "last":
         return f"`{x}` reads out of bounds when jagged input {roots} is empty"
     if site.kind == "tail":
@@ -132,6 +141,13 @@ torch 2.13 on CPU:
 
 The error text names the kernel (`Exception raised from cpp_fused_... at ....kernel.cpp:<line>`),
 never your line: this rule points at it before you ship.
+
+A model exported without `dynamic_shapes` keeps every size of its example: its package reads as
+many entries of `lengths` as the example had, whatever a call passes (measured: where the example
+had 4, an empty `lengths` segfaults, 2 entries read garbage, 6 entries are read as their first 4).
+The finding then says so and offers no empty-safe rewrite of `forward`, which cannot help there:
+give `dynamic_shapes` for the jagged dims. A check where the package is called still skips an
+empty input.
 
 Jagged inputs are the parameters of a `forward` (or of a function given to `aot_compile`)
 named like {_NAMES}; beside one of those, the flat data of the pair (`values`, `*_values`)
@@ -321,7 +337,7 @@ fast = torch.compile(Pool())
         names, unknown, lazy = scope_names(project)
         if unknown or any(source.has(f"class {n}") for n in names):
             return True
-        classes = _CLASS.findall(source.data) if lazy else ()
+        classes = CLASS_NAME.findall(source.data) if lazy else ()
         return any(lazy_may_export(project, p, c.decode(), source.path) for c in classes for p in lazy)
 
     def triggers_for(self, config):
@@ -348,6 +364,8 @@ fast = torch.compile(Pool())
             if not flow.sites:
                 continue
             exports = model.exports_of(target)
+            # every export of it static: its package reads the example's sizes, whatever a call passes
+            static = target.key if exports and all(e.static for e in exports) else None
             calls = model.call_sites(target) if exports else []
             external = model.external_calls(target) if exports else []
             pending: list[tuple[Site, list, list]] = []
@@ -376,17 +394,21 @@ fast = torch.compile(Pool())
                     why = _no_open_call(model, target, pending) or why
             for site, opened, opened_ext in pending:
                 try:
-                    # certain only in a package's forward: applied by --unsafe-fixes there, shown elsewhere
+                    # certain only in a package's forward: applied by --unsafe-fixes there, shown elsewhere;
+                    # a static package reads the example's sizes whatever `forward` says: no help there
+                    if static is not None:
+                        raise CannotFix(STATIC_WHY)
                     better = rewrite(ctx, flow, site, certain=scope == "package")
                 except CannotFix:
                     better = None
-                message = what_happens(site)
+                message = what_happens(site, static)
                 related = []
                 if exports:
                     first = exports[0]
-                    related.append(Related(first.start, first.end, f"`{target.key}` exported here: torch.export "
-                                           "drops an empty-input check inside `forward`: it belongs where the "
-                                           "package is called", first.path))
+                    said = (f"`{target.key}` exported here without `dynamic_shapes`: {STATIC_WHY}" if static is not None
+                            else f"`{target.key}` exported here: torch.export drops an empty-input check inside "
+                            "`forward`: it belongs where the package is called")
+                    related.append(Related(first.start, first.end, said, first.path))
                     related += [Related(c.call.start_byte, c.call.end_byte, "a call of the package without the check")
                                 for c in opened[:3]]
                     related += [Related(e.start, e.end, "a call of the package without the check", e.path) for e in opened_ext[:3]]
