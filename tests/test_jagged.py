@@ -525,6 +525,7 @@ def _project_of(tmp_path, files: dict[str, str], lazy: bool) -> Project:
 @pytest.mark.parametrize("spelling", [
     "from models import Pool\n\nep = torch.export.export(Pool(), (v, l))\n",
     "from models import Pool\n\nm = Pool().eval()\nep = torch.export.export(m, (v, l))\n",
+    "import models\n\nm = models.Pool().eval()\nep = torch.export.export(m, (v, l))\n",  # an attribute of the module
     "from pkg import Pool\n\nep = torch.export.export(Pool(), (v, l))\n",  # the package's __init__ defines it
     "from . import Pool\n\nep = torch.export.export(Pool(), (v, l))\n",
 ])

@@ -620,6 +620,45 @@ class Model:
             return f"{mod}.{orig}" if mod else orig
         return None
 
+    def _origin(self, key: str, call: Node) -> str | None:
+        """`qualified` for the model an export (or package) call takes, also where it is made as
+        an attribute of an imported module (`models.Pool()`: `pkg.models.Pool`)."""
+        found = self.qualified(key, call.start_byte)
+        if found is not None or call.type != "call":
+            return found
+        pos, kw, _ = call_args(call)
+        first = pos[0] if pos else kw.get("mod") or kw.get("f")
+        made = self._maker(first) if first is not None else None
+        if made is not None and made.type == "attribute":
+            resolved = self.ctx.names.resolve(made)
+            if resolved is not None and resolved.rsplit(".", 1)[-1] == key:
+                return resolved
+        return None
+
+    def _maker(self, node: Node, depth: int = 0) -> Node | None:
+        """The callee that makes the model `node` is (`models.Pool` of `models.Pool().eval()`, or of
+        a name bound to it)."""
+        node = unparen(node)
+        if node is None or depth > 6:
+            return None
+        if node.type == "call":
+            func = node.child_by_field_name("function")
+            if func.type == "attribute" and text(func.child_by_field_name("attribute")) in _SAME_MODULE:
+                return self._maker(func.child_by_field_name("object"), depth + 1)
+            return func
+        if node.type == "identifier":
+            names = self.ctx.names
+            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
+            if b is not None and b.value is not None:
+                return self._maker(b.value, depth + 1)
+        return None
+
+    def _export_behind(self, package: Node) -> Node | None:
+        """The export call whose program an `aoti_compile_and_package` call takes."""
+        pos, kw, _ = call_args(package)
+        first = pos[0] if pos else kw.get("exported_program")
+        return self._call_behind(first) if first is not None else None
+
     def _relative_import(self, key: str) -> Node | None:
         """`from .models import Model` (names.py keeps no statement for relative imports)."""
         for stmt in self.ctx.source.tree.root_node.named_children:
@@ -672,12 +711,12 @@ class Model:
 
     def export_entries(self) -> list[tuple]:
         """The summary's "exports": (key, where its class comes from, start, end, qualname, static)."""
-        return [(key, self.qualified(key, call.start_byte), call.start_byte, call.end_byte, qualname, static_export(call))
+        return [(key, self._origin(key, call), call.start_byte, call.end_byte, qualname, static_export(call))
                 for call, qualname, key in self.export_calls]
 
     def summary(self) -> dict:
         exports = self.export_entries()
-        packages = sorted({(path, key, self.qualified(key, call.start_byte)) for call, key, path in self.packages if path})
+        packages = sorted({(path, key, self._origin(key, self._export_behind(call) or call)) for call, key, path in self.packages if path})
         out = {}
         if exports:
             out["exports"] = exports
@@ -834,7 +873,7 @@ class Model:
 
     def _defined_here(self, key: str, call: Node) -> bool:
         """The exported name is this file's class/function (not an import of another one)."""
-        return self.qualified(key, call.start_byte) is None
+        return self._origin(key, call) is None
 
     # -- targets ---------------------------------------------------------------------------------
     @shared_property
@@ -901,8 +940,8 @@ class Model:
     def aoti_keys(self) -> set[tuple[str, str | None]]:
         """(key, where it comes from) of what this file AOT-compiles: the programs given to
         `aoti_compile_and_package`, and `aot_compile` (None: a class of this file)."""
-        out = {(key, self.qualified(key, call.start_byte)) for call, key, _ in self.packages}
-        out |= {(key, self.qualified(key, call.start_byte)) for call, qualname, key in self.export_calls
+        out = {(key, self._origin(key, self._export_behind(call) or call)) for call, key, _ in self.packages}
+        out |= {(key, self._origin(key, call)) for call, qualname, key in self.export_calls
                 if qualname == "torch._export.aot_compile"}
         return out
 
