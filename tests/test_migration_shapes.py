@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from aoti_lsp.project.config import Config
 from aoti_lsp.analysis.engine import analyze
 from aoti_lsp.fixes import plan as planmod
@@ -663,3 +664,93 @@ def test_a_loader_two_old_compiles_reach_is_refused_for_all_three(tmp_path):
     assert out.returncode == 1 and out.stdout == "", out.stdout
     assert out.stderr.count("on some runs and of the one at") == 3, out.stderr
     assert "migrate the two compiles and the loader together" in out.stderr
+
+
+# -- `aot_inductor.package` set: the old call returns the package's files (a list) ---------------
+PACKAGE_FLAG = MODEL + """
+    import os, tempfile
+    from torch._inductor.package import package_aoti, load_package
+    def build(folder, x):
+        files = torch._export.aot_compile(Net(), (x,), options={{"aot_inductor.package": True}})
+{use}
+"""
+
+
+def _flagged(tmp_path, use: str) -> subprocess.CompletedProcess:
+    body = textwrap.indent(textwrap.dedent(use).strip("\n"), " " * 8)
+    return _diff(_project(tmp_path, {"build.py": PACKAGE_FLAG.format(use=body)}))
+
+
+def test_package_aoti_of_the_files_is_absorbed(tmp_path):
+    """`path = package_aoti(dst, files)`: the new call writes dst itself (package_path=) and
+    package_aoti, which raises on the new call's str (measured: `Expected aoti_files to be a dict`),
+    is gone. Real torch at four batch sizes: tests/torch/projects/migration/package_files."""
+    res = _flagged(tmp_path, """
+        path = package_aoti(os.path.join(folder, "m.pt2"), files)
+        return load_package(path)
+    """)
+    added = [line[1:].strip() for line in res.stdout.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert 'path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, "m.pt2"))' in added
+    assert not any("package_aoti" in line for line in added) and "-    path = package_aoti(" in res.stdout
+
+
+@pytest.mark.parametrize("use, named", [
+    ("so = [p for p in files if p.endswith('.so')][0]\nreturn so", "so = [p for p in files if p.endswith('.so')][0]"),
+    ("upload(files)", "upload(files)"),
+    ("print(files)\npath = package_aoti(os.path.join(folder, 'm.pt2'), files)", "print(files)"),  # read twice
+    ("folder = make_folder()\npath = package_aoti(os.path.join(folder, 'm.pt2'), files)", "path = package_aoti("),  # dst moves
+    ("with tempfile.TemporaryDirectory() as d:\n    package_aoti(os.path.join(d, 'm.pt2'), files)",
+     "package_aoti(os.path.join(d, 'm.pt2'), files)"),  # another block
+])
+def test_other_reads_of_the_files_are_refused_and_named(tmp_path, use, named):
+    res = _flagged(tmp_path, use)
+    assert "aot_compile" not in "".join(l for l in res.stdout.splitlines() if l.startswith("-")), res.stdout
+    assert "it sets aot_inductor.package: the old call returns the package's files (a list)" in res.stderr + res.stdout
+    assert f"`{named}" in res.stderr + res.stdout, res.stderr + res.stdout
+    if named.startswith("path = package_aoti"):  # what would let it migrate
+        assert "is bound after the compile: bind it before, and the migration passes it as package_path=" in res.stderr
+    if "os.path.join(d," in named:
+        assert "it is in another block than the compile: with both in one" in res.stderr
+
+
+@pytest.mark.parametrize("between", ["aoti_path = 'm.pt2'", "aoti_path = 'm.pt2'  # where it goes\n# a note",
+                                     "folder = 'elsewhere'\naoti_path = os.path.join(folder, 'm.pt2')"])
+def test_a_plain_binding_of_the_path_between_moves_above_the_compile(tmp_path, between):
+    """ExecuTorch's test binds the package's path between the compile and package_aoti: that
+    binding (a literal, nothing the compile reads) moves above the compile, which then writes it."""
+    res = _flagged(tmp_path, between + "\npackage_aoti(aoti_path, files)")
+    new = "".join(line[1:] + "\n" for line in res.stdout.splitlines() if line[:1] in (" ", "+") and not line.startswith("+++"))
+    assert new.index(between.splitlines()[0]) < new.index("files = torch._inductor.aoti_compile_and_package(ep, package_path=aoti_path)"), res.stdout
+    assert "package_aoti(aoti_path" not in new and new.count(between.splitlines()[0]) == 1
+
+
+def test_a_binding_between_that_is_not_plain_is_not_moved(tmp_path):
+    res = _flagged(tmp_path, "aoti_path = make_path()\npackage_aoti(aoti_path, files)")
+    assert res.stdout == ""  # nothing migrated
+    assert "its path `aoti_path` is bound after the compile" in res.stderr
+
+
+def test_files_nobody_reads_migrate(tmp_path):
+    res = _flagged(tmp_path, "return None")
+    assert "+        torch._inductor.aoti_compile_and_package(ep)" in res.stdout or \
+        "files = torch._inductor.aoti_compile_and_package(ep)" in res.stdout, res.stdout
+
+
+@pytest.mark.parametrize("export_dims, migrated", [("", False), (", dynamic_shapes=ds", True), (", dynamic_shapes=None", False)])
+def test_the_module_of_a_static_program_recompiled_with_dims_is_not_compiled_as_the_program(tmp_path, export_dims, migrated):
+    """`aot_compile(ep.module(), args, dynamic_shapes=ds)` re-exports with `ds`: compiling `ep` is
+    faithful only where ep's export gives dims too. Of a static `ep` (measured on torch 2.13) the old
+    call raises `Constraints violated`, and the program's package runs a batch of 7 as 4, silently:
+    refused, with what to do."""
+    root = _project(tmp_path, {"build.py": MODEL + f"""
+    from torch.export import Dim
+    def build(x):
+        ds = ({{0: Dim("b", min=2, max=64)}},)
+        ep = torch.export.export(Net(), (x,){export_dims})
+        so = torch._export.aot_compile(ep.module(), (x,), dynamic_shapes=ds)
+        return torch._export.aot_load(so, "cpu")
+    """})
+    res = _diff(root)
+    assert ("aoti_compile_and_package(ep)" in res.stdout) == migrated, res.stdout + res.stderr
+    if not migrated:
+        assert "re-exports `ep.module()` with dynamic_shapes that its export (build.py:" in res.stderr

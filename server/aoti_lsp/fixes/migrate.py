@@ -40,6 +40,7 @@ PACKAGE = "torch._inductor.aoti_compile_and_package"
 LOAD = "torch._inductor.aoti_load_package"
 OUTPUT_PATH = "aot_inductor.output_path"
 PACKAGE_FLAG = "aot_inductor.package"
+PACKAGE_AOTI = "torch._inductor.package.package_aoti"  # bundles the files the old call returned with the package flag
 # expressions whose parts may not run: a statement inserted before them would run anyway
 LAZY = {
     "lambda", "conditional_expression", "boolean_operator", "list_comprehension", "set_comprehension",
@@ -180,7 +181,10 @@ def compile_check(ctx, call: Node, qualname: str) -> None:
     if first not in bound or "args" not in bound:
         raise CannotFix("the model or the example inputs are missing")
     model_node, positional = bound[first]
-    if program_of(ctx, model_node) is None and bound_program(ctx, model_node) is None:
+    program = program_of(ctx, model_node)
+    if program is not None:
+        static_program_dims(ctx, call, program, _kw_value(call, "dynamic_shapes"))
+    if program is None and bound_program(ctx, model_node) is None:
         if qualname == "torch._inductor.aot_compile":
             raise CannotFix(GRAPH_MODULE_UNKNOWN.format(ctx.source.node_text(model_node)[:60]))
         if positional and model_node.type == "identifier":
@@ -297,6 +301,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
             raise CannotFix("torch.export.export takes an nn.Module, not a plain function: wrap it in a Module first")
 
     if program is not None:  # `ep.module()`: compile `ep` itself, keeping its dynamic dims
+        static_program_dims(ctx, call, program, _kw_value(call, "dynamic_shapes"))
         ep = src.node_text(program)
     elif hoisted:
         ep = ep_name
@@ -326,6 +331,11 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
                     kept.append(el.with_changes(comma=cst.MaybeSentinel.DEFAULT))
             if out_path is not None:
                 package_args.append(_arg(_so_to_pt2(out_path), "package_path"))
+            absorbed = package_reader(ctx, call) if out_path is None else None
+            if absorbed is not None:  # `dst = package_aoti(path, files)`: the new call writes `path` itself
+                reader, dst, hoist = absorbed
+                package_args.append(_arg(cst.parse_expression(src.node_text(dst)), "package_path"))
+                extra += _absorbed(src, stmt, reader, hoist)
             if kept:
                 package_args.append(_arg(value.with_changes(elements=kept), "inductor_configs"))
         else:
@@ -357,6 +367,39 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
         edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))),
         applicability=Applicability.UNSAFE,
     )
+
+
+def _absorbed(src, stmt: Node, reader: Node, hoist: list[Node]) -> list[Edit]:
+    """The edits that make `files = aot_compile(...)` write what `dst = package_aoti(path, files)`
+    wrote: the compile's name becomes `dst` (when the reader binds one), the reader's lines go, and
+    the bindings `path` reads that came between move above the compile."""
+    out = []
+    assign = reader.named_children[0]
+    if assign.type == "assignment":
+        left = stmt.named_children[0].child_by_field_name("left")
+        out.append(Edit(left.start_byte, left.end_byte, src.node_text(assign.child_by_field_name("left"))))
+    moved = []
+    for node in (*hoist, reader):
+        start, end = _own_lines(src, node)  # package_reader asked: never None here
+        if node is not reader:
+            moved.append(src.data[start:end].decode("utf-8"))
+        out.append(Edit(start, end, ""))
+    if moved:  # above the compile's line (its `ep = export(...)` goes in at the statement itself)
+        at = src.lines.starts[src.lines.line_of(stmt.start_byte)]
+        out.append(Edit(at, at, "".join(moved)))
+    return out
+
+
+def _own_lines(src, node: Node) -> tuple[int, int] | None:
+    """The whole lines of a statement that has them to itself (a comment after it goes with it);
+    None where it shares one with other code."""
+    start = src.lines.starts[src.lines.line_of(node.start_byte)]
+    end_line = src.lines.line_of(node.end_byte)
+    end = src.lines.starts[end_line + 1] if end_line + 1 < len(src.lines.starts) else len(src.data)
+    rest = src.data[node.end_byte:end].strip()
+    if src.data[start:node.start_byte].strip() or (rest and not rest.startswith(b"#")):
+        return None
+    return start, end
 
 
 def _unpacked_result(src, stmt: Node, call: Node, ep: str, prefix: str) -> list[Edit]:
@@ -457,6 +500,42 @@ def _named_first(src, export: Node, stmt: Node, name: str) -> list[Edit]:
 PROGRAM_TYPES = {"torch.export.ExportedProgram", "torch.export.exported_program.ExportedProgram"}
 
 
+def _kw_value(call: Node, name: str) -> Node | None:
+    args = call.child_by_field_name("arguments")
+    for c in args.named_children if args is not None else ():
+        if c.type == "keyword_argument" and c.child_by_field_name("name").text == name.encode():
+            return c.child_by_field_name("value")
+    return None
+
+
+def static_program_dims(ctx, call: Node, program: Node, dims: Node | None) -> None:
+    """Raises CannotFix where the old call re-exports `program.module()` with `dynamic_shapes`
+    that `program`'s own export (seen in this file) does not give. Measured on torch 2.13: the old
+    call raises `Constraints violated`; the package of the static program runs a batch of 7 as
+    the example's 4, silently. Compiling `program` would pass for a fix and keep the dims static."""
+    if dims is None or _bare(dims).type == "none":
+        return
+    made = ctx.facts.deref(program, call.start_byte)
+    while made is not None and made.type == "call" and ctx.facts.qualname(made) not in PROGRAMS:
+        func = made.child_by_field_name("function")  # `export(...).run_decompositions()`
+        if func.type != "attribute" or func.child_by_field_name("attribute").text != b"run_decompositions":
+            return
+        made = ctx.facts.deref(func.child_by_field_name("object"), made.start_byte)
+    if made is None or made.type != "call" or ctx.facts.qualname(made) not in PROGRAMS - {"torch.export.load"}:
+        return  # loaded, or a parameter: its dims are its own
+    args = made.child_by_field_name("arguments")
+    kw = {c.child_by_field_name("name").text: c.child_by_field_name("value") for c in args.named_children
+          if c.type == "keyword_argument"} if args is not None else {}
+    if any(c.type == "dictionary_splat" for c in args.named_children) if args is not None else True:
+        return
+    given = kw.get(b"dynamic_shapes")
+    if given is None or _bare(given).type == "none":
+        raise CannotFix(f"it re-exports `{ctx.source.node_text(program)[:40]}.module()` with dynamic_shapes that its "
+                        f"export ({_where(ctx, made)}) does not give (torch 2.13 refuses that: `Constraints violated`), "
+                        "and compiling the program would make those dims static: give them to that export, then the "
+                        "migration compiles it")
+
+
 def _is_program(ctx, node: Node, at: int, depth: int = 0) -> bool:
     if depth == 0 and _annotated_program(ctx, node):
         return True
@@ -503,7 +582,14 @@ def _key(pair: Node) -> str | None:
 def options_of(ctx, call: Node, node: Node) -> Options:
     """What the old call's `options` argument is (raises CannotFix where it cannot be carried over)."""
     value = _bare(node)
-    if value.type in ("none", "dictionary"):
+    if value.type == "dictionary":
+        flag = next((p for p in value.named_children if p.type == "pair" and _key(p) == PACKAGE_FLAG), None)
+        read = _files_read(ctx, call) if flag is not None and _bare(flag.child_by_field_name("value")).type != "false" else None
+        if read is not None:
+            raise CannotFix(f"it sets {PACKAGE_FLAG}: the old call returns the package's files (a list), read by "
+                            f"{read[0]}, where aoti_compile_and_package returns the one .pt2 it writes: {read[1]}")
+        return Options()
+    if value.type == "none":
         return Options()
     if value.type != "identifier":
         return Options()  # an expression: copied into inductor_configs as it is (dict(... or {}))
@@ -680,6 +766,156 @@ def _where(ctx, node: Node) -> str:
     import os
 
     return f"{os.path.basename(ctx.source.path)}:{ctx.source.lines.line_of(node.start_byte) + 1}"
+
+
+def _files_read(ctx, call: Node) -> tuple[str, str] | None:
+    """(where, what to do) of the read of an old compile's result with `aot_inductor.package` set
+    (a list of files): `package_aoti(dst, files)`, a filter of its `.so`, a return. None: nothing
+    reads it, or only a `package_aoti` the migration absorbs (package_reader)."""
+    parent = call.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is None or parent.type == "expression_statement":
+        return None
+    left = parent.child_by_field_name("left") if parent.type == "assignment" else None
+    if left is None:
+        return f"`{_short(ctx, parent)}` ({_where(ctx, parent)})", "rewrite that use by hand"
+    if left.type != "identifier":
+        return f"`{_short(ctx, left)}` ({_where(ctx, left)})", "rewrite that use by hand"
+    reads = _reads_of(ctx, call, left)
+    if not reads or package_reader(ctx, call) is not None:
+        return None  # nothing reads it, or `package_aoti(dst, files)` alone, which the migration absorbs
+    stmt = reads[0]
+    while stmt.parent is not None and stmt.parent.type not in ("block", "module"):
+        stmt = stmt.parent
+    todo = "rewrite that use by hand"
+    if len(reads) == 1 and reads[0].parent is not None and reads[0].parent.parent is not None \
+            and ctx.facts.qualname(reads[0].parent.parent) == PACKAGE_AOTI:  # why it cannot be absorbed
+        first = reads[0].parent.named_children[0]
+        if stmt.parent.id != _statement(call).parent.id:
+            todo = "it is in another block than the compile: with both in one, the migration passes its path as package_path="
+        elif _bound_between(ctx, first, call.end_byte, reads[0].start_byte):
+            todo = f"its path `{_short(ctx, first, 30)}` is bound after the compile: bind it before, and the migration passes it as package_path="
+    return f"`{_short(ctx, stmt)}` ({_where(ctx, reads[0])})", todo
+
+
+def _reads_of(ctx, call: Node, left: Node) -> list[Node]:
+    """The reads of the name `left` binds to `call`'s result (that binding, not another)."""
+    name = left.text.decode()
+    out = []
+    for ident in ctx.facts.idents(name, call.end_byte):
+        b = ctx.names.lookup(name, ident.start_byte, ctx.names.scope_of(ident))
+        if b is not None and b.value is not None and b.value.start_byte == call.start_byte:
+            out.append(ident)
+    return out
+
+
+def package_reader(ctx, call: Node) -> tuple[Node, Node, list[Node]] | None:
+    """(the statement, its destination, the statements to move above the compile) of
+    `dst = package_aoti(path, files)` (or the call alone) where `files = aot_compile(...,
+    options={"aot_inductor.package": True})` is read there only, later in the same block, and
+    `path` reads nothing bound in between but plain bindings that can move (_hoistable): the
+    migration passes `path` to aoti_compile_and_package as package_path= and drops that statement."""
+    stmt = call.parent
+    left = stmt.child_by_field_name("left") if stmt is not None and stmt.type == "assignment" else None
+    if left is None or left.type != "identifier" or stmt.parent is None or stmt.parent.type != "expression_statement":
+        return None
+    reads = _reads_of(ctx, call, left)
+    if len(reads) != 1:
+        return None
+    arg = reads[0]
+    args = arg.parent
+    reader = args.parent if args is not None and args.type == "argument_list" else None
+    if reader is None or reader.type != "call" or ctx.facts.qualname(reader) != PACKAGE_AOTI:
+        return None
+    positional = [c for c in args.named_children if c.type not in ("keyword_argument", "comment")]
+    if len(positional) != 2 or positional[1].id != arg.id:
+        return None
+    outer = reader.parent
+    if outer is not None and outer.type == "assignment" and outer.child_by_field_name("right") == reader \
+            and outer.child_by_field_name("left").type == "identifier":
+        outer = outer.parent
+    if outer is None or outer.type != "expression_statement" or outer.parent is None \
+            or outer.parent.id != stmt.parent.parent.id or outer.named_child_count != 1 \
+            or _own_lines(ctx.source, outer) is None:
+        return None
+    dst, hoist = positional[0], []
+    if _bound_between(ctx, dst, call.end_byte, reader.start_byte):
+        hoist = _hoistable(ctx, call, stmt.parent, outer)  # every statement between: plain bindings that move
+        if not hoist or _unmovable(ctx, dst, reader.start_byte, reader.start_byte) is not None:
+            return None  # (the second: a call that is not a pure path function)
+    elif _unmovable(ctx, dst, call.end_byte, reader.start_byte) is not None:
+        return None
+    return outer, dst, hoist
+
+
+def _hoistable(ctx, call: Node, first: Node, last: Node) -> list[Node]:
+    """The statements between the compile's statement `first` and `last`, where each is a plain
+    `name = value` of literals, pure path functions and names bound before the compile, that the
+    compile does not read: moved above the compile, they change nothing (`aoti_path = "x.pt2"`
+    between the compile and package_aoti, as in ExecuTorch's test). [] where one is not."""
+    out, moved = [], set()
+    node = first.next_named_sibling
+    reads = {n.text for n in _names_read(call)}
+    while node is not None and node.id != last.id:
+        if node.type == "comment":
+            node = node.next_named_sibling
+            continue
+        assign = node.named_children[0] if node.type == "expression_statement" and node.named_child_count == 1 else None
+        left = assign.child_by_field_name("left") if assign is not None and assign.type == "assignment" else None
+        right = assign.child_by_field_name("right") if left is not None else None
+        if right is None or left.type != "identifier" or left.text in reads or _own_lines(ctx.source, node) is None \
+                or _unmovable(ctx, right, right.start_byte, right.start_byte) is not None \
+                or _bound_between(ctx, right, first.start_byte, right.start_byte, frozenset(moved)):
+            return []
+        out.append(node)
+        moved.add(left.text)
+        node = node.next_named_sibling
+    return out
+
+
+def _names_read(expr: Node) -> list[Node]:
+    """The identifiers `expr` reads (not attribute names nor keywords)."""
+    out, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        if node.type == "identifier":
+            out.append(node)
+        elif node.type == "attribute":
+            stack.append(node.child_by_field_name("object"))
+        elif node.type == "keyword_argument":
+            stack.append(node.child_by_field_name("value"))
+        else:
+            stack.extend(node.named_children)
+    return out
+
+
+def _bound_between(ctx, expr: Node, here: int, there: int, moved: frozenset = frozenset()) -> bool:
+    """A name `expr` reads is bound between `here` and `there` (in a function a local's binding
+    is found from anywhere in it: `_unmovable` alone would move a read before its assignment);
+    `moved`: names whose bindings there move along with `expr`."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if node.type == "identifier" and node.text not in moved:
+            scope = ctx.names.scope_of(node)
+            name = node.text.decode()
+            while scope is not None and name not in scope.bindings:
+                scope = scope.parent
+            if scope is not None and scope.before(name, here)[1] != scope.before(name, there)[1]:
+                return True
+        elif node.type == "attribute":  # `os.path`: only the object is a name read
+            stack.append(node.child_by_field_name("object"))
+        elif node.type == "keyword_argument":
+            stack.append(node.child_by_field_name("value"))
+        else:
+            stack.extend(node.named_children)
+    return False
+
+
+def _short(ctx, node: Node, limit: int = 60) -> str:
+    text = " ".join(ctx.source.node_text(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _binding_names_output_path(ctx, call: Node, name: str) -> bool:

@@ -30,9 +30,19 @@ editor, applied by the CLI only with `--unsafe-fixes`.
 - `remove_runtime_assertions`, `disable_constraint_solver` and `same_signature` are ignored
   by torch 2.13 and dropped.
 - The old import is removed when this was its last use; `import torch` is added if missing.
+- With `aot_inductor.package=True` the old call returned the package's files (a list), the new
+  one returns the `.pt2` path. `dst = package_aoti(path, files)`, the list's only reader in the
+  same block, is absorbed: `dst = aoti_compile_and_package(ep, package_path=path)`, and plain
+  bindings of `path` made in between (`aoti_path = "x.pt2"`) move above the compile. Any other
+  read of the list (a filter of its `.so`, a `package_aoti` in another block) is named, and no
+  fix is offered. `package_aoti` given the new call's path raises `Expected aoti_files to be a
+  dict` (measured, torch 2.13).
+- `aot_compile(ep.module(), args, dynamic_shapes=ds)` compiles `ep` itself, where `ep`'s export
+  gives dims too. Where it exports statically, no fix: torch 2.13 refuses that re-export
+  (`Constraints violated`), and the package of the static program would run other batch sizes
+  as the example's, silently.
 - Not done for you: the old compile ran under `torch.no_grad()`, the new one does not (wrap
-  it where the model needs it); with `aot_inductor.package=True` the old call returned a
-  list, the new one returns the `.pt2` path. No fix is offered for a plain function (export
+  it where the model needs it). No fix is offered for a plain function (export
   needs an `nn.Module`), for `*args`, or where the call may not run (lambda, conditional)."""
     explanation += FALLBACKS
     fix_explanation += MIGRATION_PLAN
