@@ -42,6 +42,7 @@ REASON_KINDS = (
                                  r"|command line|argv|consumer", re.I)),
     ("computed-path", re.compile(r"computed at run time|cannot all be found|cannot follow", re.I)),
     ("graph-module", re.compile(r"graph module", re.I)),
+    ("files-read", re.compile(r"package's files", re.I)),
 )
 
 
@@ -158,6 +159,13 @@ def reason_kind(text: str) -> str:
     return next((kind for kind, rx in REASON_KINDS if rx.search(text)), "other")
 
 
+def _compiles_the_program(removed: str, added: str) -> bool:
+    """The old call compiled `ep.module()` and the new one compiles `ep` itself: the program keeps
+    the dims it was exported with (a dynamic_shapes= beside `.module()` re-stated them)."""
+    return any(re.search(rf"aoti_compile_and_package\(\s*{re.escape(m)}\s*[,)]", added)
+               for m in re.findall(r"([\w.]+)\.module\(\)", removed))
+
+
 def migration_problems(site: dict, hunk: Hunk) -> list[str]:
     """What is wrong with a migration, read from the diff: the site's own require/forbid, and, for
     a compile, the two general faults (dynamic_shapes dropped, an ExportedProgram's .module()
@@ -168,7 +176,7 @@ def migration_problems(site: dict, hunk: Hunk) -> list[str]:
     out += [f"adds {rx!r}" for rx in site.get("forbid", []) if re.search(rx, added)]
     if "aot_compile" not in site["api"]:  # a loader's hunk may hold its compile's edits too
         return out
-    if "dynamic_shapes" in removed and "dynamic_shapes" not in added:
+    if "dynamic_shapes" in removed and "dynamic_shapes" not in added and not _compiles_the_program(removed, added):
         out.append("drops dynamic_shapes")
     if REEXPORT.search(new):
         out.append("re-exports an ExportedProgram's .module()")
