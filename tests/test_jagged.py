@@ -567,7 +567,7 @@ def test_a_file_exporting_its_own_class_of_the_same_name_is_not_parsed(tmp_path,
     src = Source.from_text(MODELS, str(tmp_path / "models.py"))
     assert not rule_by_code("AOTI201").relevant(src, project)
     assert findings(MODELS + EVIDENCE, "AOTI201", project=project, path=str(tmp_path / "models.py"))  # evidence: in scope
-    assert "jagged exports" not in asked and set(asked) == {"text"}
+    assert "jagged exports" not in asked and set(asked) <= {"imports", "text"}
 
 
 # -- a static export: the package keeps the example's sizes -------------------------------------

@@ -68,30 +68,70 @@ def scope_names(project) -> tuple[frozenset[str], bool, tuple[str, ...]]:
     return project.memo("jagged scope names", build)
 
 
-def lazy_may_export(project, path: str, key: str, here: str) -> bool:
-    """Whether a file summarised "lazy_exports" may export class `key` of the file `here`, read from its
-    text (once, no parse): such an export names the class as the file imports it
-    (Model.qualified, _same_module), so the file spells `key` and either the module's name
-    (`from pkg.models import Model`) or a relative import from a package (`from . import Model`)."""
-    folder, name = os.path.split(here)
+def module_stem(path: str) -> str:
+    """The module name a file is imported by (its package's, for an `__init__.py`)."""
+    folder, name = os.path.split(path)
     stem = os.path.splitext(name)[0]
-    stem = os.path.basename(folder) if stem == "__init__" else stem
-    data = project.from_file(path, "text", lambda ctx: ctx.source.data)  # each time: a dependency of the asker
-    memo = project.memo("lazy words", dict)  # a check asks per class, and `relevant` per file
-    if (path, key, stem) not in memo:
-        memo[(path, key, stem)] = data is not None and _spells(data, key) and (
-            _spells(data, stem) or _PLAIN_IMPORT.search(data) is not None)
-    return memo[(path, key, stem)]
+    return os.path.basename(folder) if stem == "__init__" else stem
 
 
-def _spells(data: bytes, word: str) -> bool:
-    """`word` in `data` as a whole word: bytes.find, then its edges (a regex with \\b has no
-    literal to skip to: 20x slower over pytorch/ao's tests)."""
+def lazy_may_export(project, path: str, key: str, stem: str) -> bool:
+    """Whether a file summarised "lazy_exports" may export class `key` of module `stem`, read
+    without a parse: such an export names the class as the file imports it (Model._origin,
+    _same_module), so the file's imports name the module (`from pkg.models import Model`,
+    `import pkg.models`, `from pkg import models`) or come from a package (`from . import Model`),
+    and its text calls `key` (`Model(...)`: Model.instance_key's key is what makes the model)."""
+    if path not in lazy_importers(project, stem):
+        return False
+    memo = project.memo("lazy calls", dict)  # a file with a jagged forward asks per class
+    if (path, key) not in memo:
+        data = project.from_file(path, "text", lambda ctx: ctx.source.data)
+        memo[(path, key)] = data is not None and _called(data, key)
+    return memo[(path, key)]
+
+
+def lazy_importers(project, stem: str) -> frozenset[str]:
+    """The files summarised "lazy_exports" whose imports may name module `stem` (lazy_may_export).
+    Their imports are read once per project version and indexed by word: torch's sources asked
+    16,901 times, one file and one class at a time. A check asking depends on every such file
+    (one may come to import it)."""
+    by_word, relative, paths = project.memo("lazy imports", lambda: _lazy_imports(project))
+    for p in paths:
+        project.depends_on(p)
+    return by_word.get(stem.encode(), frozenset()) | relative
+
+
+def _lazy_imports(project) -> tuple[dict[bytes, frozenset[str]], frozenset[str], list[str]]:
+    by_word: dict[bytes, set[str]] = {}
+    relative, paths = set(), []
+    for path in scope_names(project)[2]:
+        paths.append(os.path.abspath(path))
+        found = project.from_file(path, "imports", lambda ctx: _imported(ctx.source.data))
+        if found is None:
+            continue
+        for word in found[0]:
+            by_word.setdefault(word, set()).add(path)
+        if found[1]:
+            relative.add(path)
+    return {w: frozenset(ps) for w, ps in by_word.items()}, frozenset(relative), paths
+
+
+def _imported(data: bytes) -> tuple[frozenset[bytes], bool]:
+    """(every word of the file's import statements, whether one imports from a package: `from . import`)."""
+    words: set[bytes] = set()
+    for m in _IMPORT_STATEMENT.finditer(data):
+        words.update(_WORD.findall(m.group(0)))
+    return frozenset(words), _PLAIN_IMPORT.search(data) is not None
+
+
+def _called(data: bytes, word: str) -> bool:
+    """`word(` in `data`, `word` a whole word (spaces before the parenthesis allowed): bytes.find,
+    then its edges (a regex with \\b has no literal to skip to: 20x slower over pytorch/ao's tests)."""
     w = word.encode()
     at = data.find(w)
     while at >= 0:
         end = at + len(w)
-        if (at == 0 or not _WORD_BYTE[data[at - 1]]) and (end == len(data) or not _WORD_BYTE[data[end]]):
+        if (at == 0 or not _WORD_BYTE[data[at - 1]]) and data[end:end + 64].lstrip(b" \t").startswith(b"("):
             return True
         at = data.find(w, end)
     return False
@@ -99,6 +139,10 @@ def _spells(data: bytes, word: str) -> bool:
 
 # what qualifies an imported class by its name alone (a package's own name, `from . import M`)
 _PLAIN_IMPORT = re.compile(rb"from[ \t]+\.+[ \t]*import\b")  # a literal first: searched fast
+# an import statement, a parenthesised list of names with it (a `\` continuation: one more line)
+_IMPORT_STATEMENT = re.compile(rb"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)"
+                               rb"|import[ \t]+[^\n]*(?:\\\n[^\n]*)*)", re.M)
+_WORD = re.compile(rb"\w+")
 _WORD_BYTE = [chr(b).isalnum() or b == 0x5F or b >= 0x80 for b in range(256)]
 
 
@@ -809,7 +853,7 @@ class Model:
         """The exports of a file summarised "lazy_exports", parsed only if it may name `key` (Project.from_file:
         once per file version, and a dependency of this file's result)."""
         project = self.ctx.project
-        if not lazy_may_export(project, path, key, self.ctx.source.path):
+        if not lazy_may_export(project, path, key, module_stem(self.ctx.source.path)):
             return []
         code = self.code
         return project.from_file(path, "jagged exports", lambda ctx: Model(ctx, code).export_entries()) or []

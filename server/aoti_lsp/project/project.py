@@ -250,6 +250,11 @@ class Project:
             return compute(ctx) if ctx is not None else None
         return self._on_disk(path, name, read)
 
+    def depends_on(self, path: str) -> None:
+        """What from_file records, for a value read through it once and kept by the caller: the
+        check asking now depends on the (absolute) `path` too."""
+        _depends(path)
+
     def _on_disk(self, path: str, name: str, read: Callable[[str], Any]) -> Any:
         """read(path) of a file no summary holds, kept by the file's stamp: a change on disk
         moves the version (disk_changed)."""

@@ -17,6 +17,8 @@ from aoti_lsp.analysis.jagged import (
     known_nonempty,
     scope_names,
     lazy_may_export,
+    lazy_importers,
+    module_stem,
     CLASS_NAME,
     text,
 )
@@ -337,8 +339,9 @@ fast = torch.compile(Pool())
         names, unknown, lazy = scope_names(project)
         if unknown or any(source.has(f"class {n}") for n in names):
             return True
-        classes = CLASS_NAME.findall(source.data) if lazy else ()
-        return any(lazy_may_export(project, p, c.decode(), source.path) for c in classes for p in lazy)
+        classes = [c.decode() for c in CLASS_NAME.findall(source.data)] if lazy else ()
+        candidates = lazy_importers(project, module_stem(source.path)) if classes else ()
+        return any(lazy_may_export(project, p, c, module_stem(source.path)) for p in candidates for c in classes)
 
     def triggers_for(self, config):
         # a pattern's literal part must be spelt somewhere; "*" alone matches anything
