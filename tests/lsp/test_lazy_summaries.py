@@ -49,21 +49,26 @@ async def _aoti201_until(client, uri, want: bool, timeout=15.0):
     raise AssertionError(f"AOTI201 {'never appeared' if want else 'never went away'}: {codes}")
 
 
-async def test_a_caller_read_only_when_asked_follows_the_disk(client):
-    inner = client.ws / "inner.py"
-    caller = client.ws / "caller.py"
-    uri = inner.as_uri()
+async def _follows_the_disk(client, opened, text: str, other, silent: str, loud: str) -> None:
+    """`opened` (with `text`) has AOTI201 because of the closed file `other`; `other` rewritten
+    as `silent` takes it away at the next pull (no notification: the pull sees the disk), and
+    rewritten as `loud` with the editor's file-watch notification brings it back."""
+    uri = opened.as_uri()
+    opened.write_text(text)
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
-        uri=uri, language_id="python", version=1, text=INNER)))
-    await _aoti201_until(client, uri, True)  # the closed caller passes offsets without a leading zero
-
-    caller.write_text(COMPLETE)  # no notification: the next pull sees the file changed on disk
-    await _aoti201_until(client, uri, False)
-
-    caller.write_text(INCOMPLETE + "\n")  # with the editor's file-watch notification
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
-        types.FileEvent(uri=caller.as_uri(), type=types.FileChangeType.Changed)]))
+        uri=uri, language_id="python", version=1, text=text)))
     await _aoti201_until(client, uri, True)
+    other.write_text(silent)
+    await _aoti201_until(client, uri, False)
+    other.write_text(loud + "\n")
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=other.as_uri(), type=types.FileChangeType.Changed)]))
+    await _aoti201_until(client, uri, True)
+
+
+async def test_a_caller_read_only_when_asked_follows_the_disk(client):
+    # the closed caller passes offsets without a leading zero, then with one, then without again
+    await _follows_the_disk(client, client.ws / "inner.py", INNER, client.ws / "caller.py", COMPLETE, INCOMPLETE)
 
 
 MODELS = ("import torch\n\n\nclass Pool(torch.nn.Module):\n    def forward(self, values, lengths):\n"
@@ -76,17 +81,4 @@ EXPORTS_OWN = ("import torch\n\n\nclass Own(torch.nn.Module):\n    def forward(s
 async def test_an_exporter_read_only_when_asked_follows_the_disk(client):
     """exporter.py only exports: indexed unparsed ("lazy_exports"), the same summary whatever it
     exports. Only its text puts models.py's forward (no export there) in scope."""
-    models, exporter = client.ws / "models.py", client.ws / "exporter.py"
-    uri = models.as_uri()
-    models.write_text(MODELS)
-    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
-        uri=uri, language_id="python", version=1, text=MODELS)))
-    await _aoti201_until(client, uri, True)
-
-    exporter.write_text(EXPORTS_OWN)  # no notification: the next pull sees the file changed on disk
-    await _aoti201_until(client, uri, False)
-
-    exporter.write_text(EXPORTS_POOL + "\n")  # with the editor's file-watch notification
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
-        types.FileEvent(uri=exporter.as_uri(), type=types.FileChangeType.Changed)]))
-    await _aoti201_until(client, uri, True)
+    await _follows_the_disk(client, client.ws / "models.py", MODELS, client.ws / "exporter.py", EXPORTS_OWN, EXPORTS_POOL)

@@ -622,17 +622,25 @@ class Model:
                 out.append((call, qualname, key))
         return out
 
-    def instance_key(self, node: Node, depth: int = 0) -> str | None:
+    def instance_key(self, node: Node) -> str | None:
         """`Model(...)`, `Model(...).eval()`, a name bound to one of those, or a function name."""
+        made = self._maker(node)
+        if isinstance(made, str):
+            return made
+        parts = dotted_parts(made) if made is not None else None
+        return parts[-1] if parts else None
+
+    def _maker(self, node: Node, depth: int = 0) -> Node | str | None:
+        """What makes the model `node` is: the callee of `Model(...)` (`models.Pool` of
+        `models.Pool().eval()`, or of a name bound to it), or the name of a function it names."""
         node = unparen(node)
         if node is None or depth > 6:
             return None
         if node.type == "call":
             func = node.child_by_field_name("function")
             if func.type == "attribute" and text(func.child_by_field_name("attribute")) in _SAME_MODULE:
-                return self.instance_key(func.child_by_field_name("object"), depth + 1)
-            parts = dotted_parts(func)
-            return parts[-1] if parts else None
+                return self._maker(func.child_by_field_name("object"), depth + 1)
+            return func
         if node.type == "identifier":
             names = self.ctx.names
             b = names.lookup(text(node), node.start_byte, names.scope_of(node))
@@ -641,7 +649,7 @@ class Model:
             if b.kind == DEF:
                 return b.name
             if b.value is not None:
-                return self.instance_key(b.value, depth + 1)
+                return self._maker(b.value, depth + 1)
         return None
 
     def qualified(self, key: str, at: int) -> str | None:
@@ -673,28 +681,10 @@ class Model:
         pos, kw, _ = call_args(call)
         first = pos[0] if pos else kw.get("mod") or kw.get("f")
         made = self._maker(first) if first is not None else None
-        if made is not None and made.type == "attribute":
+        if made is not None and not isinstance(made, str) and made.type == "attribute":
             resolved = self.ctx.names.resolve(made)
             if resolved is not None and resolved.rsplit(".", 1)[-1] == key:
                 return resolved
-        return None
-
-    def _maker(self, node: Node, depth: int = 0) -> Node | None:
-        """The callee that makes the model `node` is (`models.Pool` of `models.Pool().eval()`, or of
-        a name bound to it)."""
-        node = unparen(node)
-        if node is None or depth > 6:
-            return None
-        if node.type == "call":
-            func = node.child_by_field_name("function")
-            if func.type == "attribute" and text(func.child_by_field_name("attribute")) in _SAME_MODULE:
-                return self._maker(func.child_by_field_name("object"), depth + 1)
-            return func
-        if node.type == "identifier":
-            names = self.ctx.names
-            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
-            if b is not None and b.value is not None:
-                return self._maker(b.value, depth + 1)
         return None
 
     def _export_behind(self, package: Node) -> Node | None:

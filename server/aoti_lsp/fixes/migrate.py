@@ -875,7 +875,7 @@ def _hoistable(ctx, call: Node, first: Node, last: Node) -> list[Node]:
 
 
 def _names_read(expr: Node) -> list[Node]:
-    """The identifiers `expr` reads (not attribute names nor keywords)."""
+    """The identifiers `expr` reads (`os.path`: only `os`; not keywords)."""
     out, stack = [], [expr]
     while stack:
         node = stack.pop()
@@ -894,22 +894,15 @@ def _bound_between(ctx, expr: Node, here: int, there: int, moved: frozenset = fr
     """A name `expr` reads is bound between `here` and `there` (in a function a local's binding
     is found from anywhere in it: `_unmovable` alone would move a read before its assignment);
     `moved`: names whose bindings there move along with `expr`."""
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if node.type == "identifier" and node.text not in moved:
-            scope = ctx.names.scope_of(node)
-            name = node.text.decode()
-            while scope is not None and name not in scope.bindings:
-                scope = scope.parent
-            if scope is not None and scope.before(name, here)[1] != scope.before(name, there)[1]:
-                return True
-        elif node.type == "attribute":  # `os.path`: only the object is a name read
-            stack.append(node.child_by_field_name("object"))
-        elif node.type == "keyword_argument":
-            stack.append(node.child_by_field_name("value"))
-        else:
-            stack.extend(node.named_children)
+    for node in _names_read(expr):
+        if node.text in moved:
+            continue
+        scope = ctx.names.scope_of(node)
+        name = node.text.decode()
+        while scope is not None and name not in scope.bindings:
+            scope = scope.parent
+        if scope is not None and scope.before(name, here)[1] != scope.before(name, there)[1]:
+            return True
     return False
 
 
