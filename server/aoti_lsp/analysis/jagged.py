@@ -854,9 +854,10 @@ class Model:
         for call, qualname, key in self.export_calls:
             if qualname == "torch._export.aot_compile" and key == target.key and self._constructs(call, target):
                 return True
-        for _, key, _ in self.packages:
-            if key == target.key:
-                return any(self._constructs(c, target) for c, _, k in self.export_calls if k == key)
+        for call, key, _ in self.packages:
+            export = self._export_behind(call) if key == target.key else None
+            if export is not None and self._constructs(export, target):
+                return True
         return False
 
     def _constructs(self, export: Node, target: Target) -> bool:
@@ -880,30 +881,15 @@ class Model:
             shared["class counts"] = counts
         return shared["class counts"].get(name.encode(), 0)
 
-    def _instance_def(self, node: Node, depth: int = 0) -> Node | None:
-        """The class statement `Model(...)` (or a name bound to one) makes, as bound where it is made."""
-        node = unparen(node)
-        if node is None or depth > 6:
+    def _instance_def(self, node: Node) -> Node | None:
+        """The class statement that makes the model `node` is (`Model(...)` or a name bound to one),
+        as `Model` is bound where it is made."""
+        made = self._maker(node)
+        if made is None or isinstance(made, str) or made.type != "identifier":
             return None
         names = self.ctx.names
-        if node.type == "call":
-            func = node.child_by_field_name("function")
-            if func.type == "attribute" and text(func.child_by_field_name("attribute")) in _SAME_MODULE:
-                return self._instance_def(func.child_by_field_name("object"), depth + 1)
-            node = func
-            if node.type != "identifier":
-                return None
-            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
-            return b.stmt if b is not None and b.stmt is not None and b.stmt.type in _DEFINITIONS else None
-        if node.type == "identifier":
-            b = names.lookup(text(node), node.start_byte, names.scope_of(node))
-            if b is None:
-                return None
-            if b.stmt is not None and b.stmt.type in _DEFINITIONS:
-                return b.stmt
-            if b.value is not None:
-                return self._instance_def(b.value, depth + 1)
-        return None
+        b = names.lookup(text(made), made.start_byte, names.scope_of(made))
+        return b.stmt if b is not None and b.stmt is not None and b.stmt.type in _DEFINITIONS else None
 
     def _defined_here(self, key: str, call: Node) -> bool:
         """The exported name is this file's class/function (not an import of another one)."""

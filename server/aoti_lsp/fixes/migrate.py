@@ -842,8 +842,9 @@ def package_reader(ctx, call: Node) -> tuple[Node, Node, list[Node]] | None:
     dst, hoist = positional[0], []
     if _bound_between(ctx, dst, call.end_byte, reader.start_byte):
         hoist = _hoistable(ctx, call, stmt.parent, outer)  # every statement between: plain bindings that move
-        if not hoist or _unmovable(ctx, dst, reader.start_byte, reader.start_byte) is not None:
-            return None  # (the second: a call that is not a pure path function)
+        if not hoist or _unmovable(ctx, dst, reader.start_byte, reader.start_byte) is not None \
+                or _own_lines(ctx.source, stmt.parent) is None:
+            return None  # (a call that is not a pure path function; the compile shares its line: `a = 1; files = ...`)
     elif _unmovable(ctx, dst, call.end_byte, reader.start_byte) is not None:
         return None
     return outer, dst, hoist

@@ -340,8 +340,9 @@ fast = torch.compile(Pool())
         if unknown or any(source.has(f"class {n}") for n in names):
             return True
         classes = [c.decode() for c in CLASS_NAME.findall(source.data)] if lazy else ()
-        candidates = lazy_importers(project, module_stem(source.path)) if classes else ()
-        return any(lazy_may_export(project, p, c, module_stem(source.path)) for p in candidates for c in classes)
+        stem = module_stem(source.path)
+        candidates = lazy_importers(project, stem) if classes else ()
+        return any(lazy_may_export(project, p, c, stem) for p in candidates for c in classes)
 
     def triggers_for(self, config):
         # a pattern's literal part must be spelt somewhere; "*" alone matches anything
