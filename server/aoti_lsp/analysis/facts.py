@@ -76,6 +76,15 @@ def bind(call: Node, params: tuple[str, ...]) -> tuple[dict[str, Node], bool]:
     return out, complete
 
 
+def static_export(call: Node) -> bool:
+    """An export call that says no dimension is dynamic: no `dynamic_shapes` (nor the old
+    `constraints`), or None, and no *args/**kwargs that could hold one. torch.export then keeps
+    every size of the example (`range_constraints {}`, measured): its package reads the example's
+    sizes whatever a call passes (AOTI201's message; the migration of `ep.module()`)."""
+    bound, complete = bind(call, ())
+    return complete and all(unwrap(bound[k]).type == "none" for k in ("dynamic_shapes", "constraints") if k in bound)
+
+
 def argument_of(value: Node) -> Node:
     """The whole argument holding `value` (the keyword_argument for `k=v`)."""
     return value.parent if value.parent is not None and value.parent.type == "keyword_argument" else value

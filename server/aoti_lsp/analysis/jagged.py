@@ -25,7 +25,7 @@ from functools import cached_property, lru_cache
 
 from aoti_lsp import lazyre
 from aoti_lsp.analysis import tables
-from aoti_lsp.analysis.facts import unwrap
+from aoti_lsp.analysis.facts import static_export, unwrap
 from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts
 from aoti_lsp.analysis.records import record, set_field
 from aoti_lsp.analysis.treesitter import Node
@@ -81,8 +81,11 @@ def lazy_may_export(project, path: str, key: str, stem: str) -> bool:
     _same_module), so the file's imports name the module (`from pkg.models import Model`,
     `import pkg.models`, `from pkg import models`) or come from a package (`from . import Model`),
     and its text calls `key` (`Model(...)`: Model.instance_key's key is what makes the model)."""
-    if path not in lazy_importers(project, stem):
-        return False
+    return path in lazy_importers(project, stem) and lazy_calls(project, path, key)
+
+
+def lazy_calls(project, path: str, key: str) -> bool:
+    """Whether a file summarised "lazy_exports" calls `key` (`Model(`), from its text."""
     memo = project.memo("lazy calls", dict)  # a file with a jagged forward asks per class
     if (path, key) not in memo:
         data = project.from_file(path, "text", lambda ctx: ctx.source.data)
@@ -544,17 +547,6 @@ class ExportSite:
 
 _DEFINITIONS = ("class_definition", "function_definition", "decorated_definition")
 CLASS_NAME = re.compile(rb"^[ \t]*class[ \t]+([A-Za-z_]\w*)", re.M)
-
-
-def static_export(call: Node) -> bool:
-    """An export call that says no dimension is dynamic: no `dynamic_shapes` (nor the old
-    `constraints`), or None, and no `**kwargs` that could hold one. torch.export then keeps every
-    size of the example (`range_constraints {}`, measured): its package reads the example's
-    number of entries whatever a call passes."""
-    _, kw, splat = call_args(call)
-    if splat:
-        return False
-    return all(kw.get(k) is None or text(unparen(kw[k])) == "None" for k in ("dynamic_shapes", "constraints"))
 
 
 @record("path", "start", "end", "line", "args", "facts")

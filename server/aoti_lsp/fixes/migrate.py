@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from aoti_lsp.analysis.facts import static_export
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix
 from aoti_lsp.analysis.names import DEF, IMPORT, LOCAL, dotted_parts
 from aoti_lsp.analysis.treesitter import Node
@@ -183,7 +184,7 @@ def compile_check(ctx, call: Node, qualname: str) -> None:
     model_node, positional = bound[first]
     program = program_of(ctx, model_node)
     if program is not None:
-        static_program_dims(ctx, call, program, _kw_value(call, "dynamic_shapes"))
+        static_program_dims(ctx, call, program, bound.get("dynamic_shapes", (None,))[0])
     if program is None and bound_program(ctx, model_node) is None:
         if qualname == "torch._inductor.aot_compile":
             raise CannotFix(GRAPH_MODULE_UNKNOWN.format(ctx.source.node_text(model_node)[:60]))
@@ -301,7 +302,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
             raise CannotFix("torch.export.export takes an nn.Module, not a plain function: wrap it in a Module first")
 
     if program is not None:  # `ep.module()`: compile `ep` itself, keeping its dynamic dims
-        static_program_dims(ctx, call, program, _kw_value(call, "dynamic_shapes"))
+        static_program_dims(ctx, call, program, ts_bound.get("dynamic_shapes", (None,))[0])
         ep = src.node_text(program)
     elif hoisted:
         ep = ep_name
@@ -500,14 +501,6 @@ def _named_first(src, export: Node, stmt: Node, name: str) -> list[Edit]:
 PROGRAM_TYPES = {"torch.export.ExportedProgram", "torch.export.exported_program.ExportedProgram"}
 
 
-def _kw_value(call: Node, name: str) -> Node | None:
-    args = call.child_by_field_name("arguments")
-    for c in args.named_children if args is not None else ():
-        if c.type == "keyword_argument" and c.child_by_field_name("name").text == name.encode():
-            return c.child_by_field_name("value")
-    return None
-
-
 def static_program_dims(ctx, call: Node, program: Node, dims: Node | None) -> None:
     """Raises CannotFix where the old call re-exports `program.module()` with `dynamic_shapes`
     that `program`'s own export (seen in this file) does not give. Measured on torch 2.13: the old
@@ -515,38 +508,32 @@ def static_program_dims(ctx, call: Node, program: Node, dims: Node | None) -> No
     the example's 4, silently. Compiling `program` would pass for a fix and keep the dims static."""
     if dims is None or _bare(dims).type == "none":
         return
-    made = ctx.facts.deref(program, call.start_byte)
-    while made is not None and made.type == "call" and ctx.facts.qualname(made) not in PROGRAMS:
-        func = made.child_by_field_name("function")  # `export(...).run_decompositions()`
-        if func.type != "attribute" or func.child_by_field_name("attribute").text != b"run_decompositions":
-            return
-        made = ctx.facts.deref(func.child_by_field_name("object"), made.start_byte)
-    if made is None or made.type != "call" or ctx.facts.qualname(made) not in PROGRAMS - {"torch.export.load"}:
+    made = _program_call(ctx, program, call.start_byte)
+    if made is None or ctx.facts.qualname(made) == "torch.export.load":
         return  # loaded, or a parameter: its dims are its own
-    args = made.child_by_field_name("arguments")
-    kw = {c.child_by_field_name("name").text: c.child_by_field_name("value") for c in args.named_children
-          if c.type == "keyword_argument"} if args is not None else {}
-    if any(c.type == "dictionary_splat" for c in args.named_children) if args is not None else True:
-        return
-    given = kw.get(b"dynamic_shapes")
-    if given is None or _bare(given).type == "none":
+    if static_export(made):
         raise CannotFix(f"it re-exports `{ctx.source.node_text(program)[:40]}.module()` with dynamic_shapes that its "
                         f"export ({_where(ctx, made)}) does not give (torch 2.13 refuses that: `Constraints violated`), "
                         "and compiling the program would make those dims static: give them to that export, then the "
                         "migration compiles it")
 
 
-def _is_program(ctx, node: Node, at: int, depth: int = 0) -> bool:
-    if depth == 0 and _annotated_program(ctx, node):
-        return True
+def _is_program(ctx, node: Node, at: int) -> bool:
+    return _annotated_program(ctx, node) or _program_call(ctx, node, at) is not None
+
+
+def _program_call(ctx, node: Node, at: int, depth: int = 0) -> Node | None:
+    """The call that makes the ExportedProgram `node` holds (an export or a load), through
+    `.run_decompositions()`; None where it is not one."""
     node = ctx.facts.deref(node, at)
     if node is None or node.type != "call" or depth > 8:
-        return False
+        return None
     if ctx.facts.qualname(node) in PROGRAMS:
-        return True
+        return node
     func = node.child_by_field_name("function")
-    return func.type == "attribute" and func.child_by_field_name("attribute").text == b"run_decompositions" \
-        and _is_program(ctx, func.child_by_field_name("object"), node.start_byte, depth + 1)
+    if func.type == "attribute" and func.child_by_field_name("attribute").text == b"run_decompositions":
+        return _program_call(ctx, func.child_by_field_name("object"), node.start_byte, depth + 1)
+    return None
 
 
 class Options:

@@ -16,7 +16,7 @@ from aoti_lsp.analysis.jagged import (
     Site,
     known_nonempty,
     scope_names,
-    lazy_may_export,
+    lazy_calls,
     lazy_importers,
     module_stem,
     CLASS_NAME,
@@ -340,9 +340,8 @@ fast = torch.compile(Pool())
         if unknown or any(source.has(f"class {n}") for n in names):
             return True
         classes = [c.decode() for c in CLASS_NAME.findall(source.data)] if lazy else ()
-        stem = module_stem(source.path)
-        candidates = lazy_importers(project, stem) if classes else ()
-        return any(lazy_may_export(project, p, c, stem) for p in candidates for c in classes)
+        candidates = lazy_importers(project, module_stem(source.path)) if classes else ()
+        return any(lazy_calls(project, p, c) for p in candidates for c in classes)  # lazy_may_export, asked once
 
     def triggers_for(self, config):
         # a pattern's literal part must be spelt somewhere; "*" alone matches anything
