@@ -92,11 +92,7 @@ def _fix(files, names, valid, summary_keys, config, unsafe, project) -> dict[str
             if broke:
                 continue  # a fix that overlapped a dropped one is tried next pass (findings kept)
             break
-        taken: dict[str, list[Edit]] = {}
-        for _, _, by_file in accepted:
-            for p, es in by_file.items():
-                taken.setdefault(p, []).extend(es)
-        for p, es in taken.items():
+        for p, es in _edits_by_file(accepted).items():
             files[p].new = apply_edits(files[p].new, es)
             dirty.add(p)
         for _, fix, by_file in accepted:
@@ -118,11 +114,16 @@ def _fix(files, names, valid, summary_keys, config, unsafe, project) -> dict[str
 
 def _compiles_with(group, files, valid) -> bool:
     """Every file the fixes of `group` edit still compiles with all of their edits."""
-    edits: dict[str, list[Edit]] = {}
+    return all(valid[p] and compiles(apply_edits(files[p].new, es), files[p].path) for p, es in _edits_by_file(group).items())
+
+
+def _edits_by_file(group) -> dict[str, list[Edit]]:
+    """The edits of the candidate fixes in `group`, by file."""
+    out: dict[str, list[Edit]] = {}
     for _, _, by_file in group:
         for p, es in by_file.items():
-            edits.setdefault(p, []).extend(es)
-    return all(valid[p] and compiles(apply_edits(files[p].new, es), files[p].path) for p, es in edits.items())
+            out.setdefault(p, []).extend(es)
+    return out
 
 
 def _analyze(f: FileFix, config, project) -> list[Finding]:
