@@ -42,6 +42,7 @@ SHAPES = [
     Shape("compile_unless_given", (("run.py",),)),  # the loader's path is None or the compile's
     Shape("module_named", (("run.py",),)),  # `gm = export(...).module()`: the program is named and compiled
     Shape("package_files", (("run.py",),)),  # `package_aoti(path, files)` of the package flag's list: absorbed
+    Shape("package_in_with", (("run.py",),)),  # package_aoti in a `with` body after the compile: the compile moves there
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),

@@ -699,8 +699,10 @@ def test_package_aoti_of_the_files_is_absorbed(tmp_path):
     ("upload(files)", "upload(files)"),
     ("print(files)\npath = package_aoti(os.path.join(folder, 'm.pt2'), files)", "print(files)"),  # read twice
     ("folder = make_folder()\npath = package_aoti(os.path.join(folder, 'm.pt2'), files)", "path = package_aoti("),  # dst moves
-    ("with tempfile.TemporaryDirectory() as d:\n    package_aoti(os.path.join(d, 'm.pt2'), files)",
-     "package_aoti(os.path.join(d, 'm.pt2'), files)"),  # another block
+    ("for d in ('a', 'b'):\n    package_aoti(os.path.join(d, 'm.pt2'), files)",
+     "package_aoti(os.path.join(d, 'm.pt2'), files)"),  # a block that runs twice
+    ("net = Net()\nnet.load_state_dict(torch.load('w.pt'))\nwith tempfile.TemporaryDirectory() as d:\n"
+     "    package_aoti(os.path.join(d, 'm.pt2'), files)", "package_aoti(os.path.join(d, 'm.pt2'), files)"),
 ])
 def test_other_reads_of_the_files_are_refused_and_named(tmp_path, use, named):
     res = _flagged(tmp_path, use)
@@ -709,8 +711,61 @@ def test_other_reads_of_the_files_are_refused_and_named(tmp_path, use, named):
     assert f"`{named}" in res.stderr + res.stdout, res.stderr + res.stdout
     if named.startswith("path = package_aoti"):  # what would let it migrate
         assert "is bound after the compile: bind it before, and the migration passes it as package_path=" in res.stderr
-    if "os.path.join(d," in named:
-        assert "it is in another block than the compile: with both in one" in res.stderr
+    if use.startswith("for d"):
+        assert "it may not run once after the compile (a loop or a branch between)" in res.stderr, res.stderr
+    if "load_state_dict" in use:  # what it names: the first statement between that may change the model
+        assert "`net = Net()` (build.py:" in res.stderr and "may change what the compile reads" in res.stderr, res.stderr
+
+
+EXECUTORCH_SHAPE = MODEL + """
+    import os, tempfile
+    from torch._inductor.package import package_aoti, load_package
+    def build(x, ds):
+        with torch.no_grad():
+            so = torch._export.aot_compile(
+                Net(),
+                args=(x,),
+                options={{"aot_inductor.package": True, "reorder_for_peak_memory": False}},
+                dynamic_shapes=ds,
+            )
+        {between}
+        with tempfile.TemporaryDirectory() as tempdir:
+            path = package_aoti(os.path.join(tempdir, "m.pt2"), so)
+            return load_package(path)(x)
+"""
+
+
+@pytest.mark.parametrize("between", ["", "# a comment", "print('packaging')", "folder = os.path.join('a', 'b')"])
+def test_package_aoti_in_a_with_body_after_the_compile_takes_the_compile(tmp_path, between):
+    """ExecuTorch's tests package the files in a `with tempfile.TemporaryDirectory()` body after
+    the compile: the export stays where the compile was, the compile moves to package_aoti's
+    place and writes its path; package_aoti's import goes. Real torch at four batch sizes:
+    tests/torch/projects/migration/package_in_with."""
+    res = _diff(_project(tmp_path, {"build.py": EXECUTORCH_SHAPE.format(between=between)}))
+    new = "".join(line[1:] + "\n" for line in res.stdout.splitlines() if line[:1] in (" ", "+") and not line.startswith("+++"))
+    assert "package_aoti" not in new and "aot_compile" not in new, res.stdout + res.stderr
+    assert new.index("ep = torch.export.export(") < new.index("with tempfile.TemporaryDirectory() as tempdir:") \
+        < new.index("path = torch._inductor.aoti_compile_and_package(")
+    assert 'package_path=os.path.join(tempdir, "m.pt2")' in new and '"reorder_for_peak_memory": False' in new
+    assert "from torch._inductor.package import load_package\n" in new
+
+
+def test_package_aoti_after_a_private_folder_is_made_takes_the_compile(tmp_path):
+    res = _flagged(tmp_path, "d = tempfile.mkdtemp()\npath = package_aoti(os.path.join(d, 'm.pt2'), files)\nreturn load_package(path)")
+    new = "".join(line[1:] + "\n" for line in res.stdout.splitlines() if line[:1] in (" ", "+") and not line.startswith("+++"))
+    assert new.index("ep = torch.export.export(") < new.index("d = tempfile.mkdtemp()") \
+        < new.index("path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, 'm.pt2'))"), res.stdout
+
+
+def test_options_rebound_before_package_aoti_keep_the_compile_in_place(tmp_path):
+    """The moved compile would read `opts` as rebound: refused, the compile is not moved."""
+    res = _flagged(tmp_path, "d = tempfile.mkdtemp()\npath = package_aoti(os.path.join(d, 'm.pt2'), files)")
+    assert "aoti_compile_and_package" in res.stdout  # the twin below differs only in `opts`
+    text = PACKAGE_FLAG.replace('options={{"aot_inductor.package": True}}', 'options={{"aot_inductor.package": True, "max_autotune": opts}}')
+    body = textwrap.indent("opts = False\nd = tempfile.mkdtemp()\npath = package_aoti(os.path.join(d, 'm.pt2'), files)", " " * 8)
+    res = _diff(_project(tmp_path / "twin", {"build.py": text.replace("def build(folder, x):", "def build(folder, x, opts=True):").format(use=body)}))
+    assert res.stdout == "", res.stdout
+    assert "package_aoti(os.path.join(d, 'm.pt2'), files)" in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("between", ["aoti_path = 'm.pt2'", "aoti_path = 'm.pt2'  # where it goes\n# a note",

@@ -34,6 +34,9 @@ PROGRAMS = {"torch.export.export", "torch.export.load", "torch.export.export_for
 # calls whose value depends only on their arguments (and the cwd): a path built from them can move
 PURE = {"os.path.join", "posixpath.join", "os.path.abspath", "os.path.realpath", "os.path.expanduser",
         "os.fspath", "os.getcwd", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "str"}
+# calls that change nothing a compile reads: a compile can move past them (package_reader)
+INERT = PURE | {"tempfile.mkdtemp", "tempfile.gettempdir", "tempfile.TemporaryDirectory", "torch.no_grad",
+                "contextlib.nullcontext", "os.makedirs"}  # and the builtin print
 GRAPH_MODULE_UNKNOWN = ("`{}` is a graph module this analysis cannot trace to an ExportedProgram: re-exporting "
                         "it would make every dynamic dim static; compile the ExportedProgram itself "
                         "(aoti_compile_and_package(ep))")
@@ -224,11 +227,12 @@ def _call(func: str, args: list[cst.Arg], indent: str | None = None) -> str:
     return f"{func}(\n" + "".join(f"{indent}    {p},\n" for p in parts) + f"{indent})"
 
 
-def _indent(src, node: Node) -> str | None:
-    """The indentation of `node`'s line when `node` spans lines, else None (stay on one line)."""
+def _indent(src, node: Node, at: Node | None = None) -> str | None:
+    """The indentation of `node`'s line (or of `at`'s, where the new call goes) when `node` spans
+    lines, else None (stay on one line)."""
     if b"\n" not in src.data[node.start_byte : node.end_byte]:
         return None
-    line = src.lines.line_bytes(src.lines.line_of(node.start_byte)).decode()
+    line = src.lines.line_bytes(src.lines.line_of((at or node).start_byte)).decode()
     return line[: len(line) - len(line.lstrip())]
 
 
@@ -318,6 +322,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
 
     package_args = [_arg(cst.parse_expression(ep) if program is not None else cst.Name(ep))]
     extra: list[Edit] = list(hoisted)
+    absorbed = None
     options = bound.get("options")
     if options is not None and not (isinstance(options[0].value, cst.Name) and options[0].value.value == "None"):
         value = options[0].value
@@ -334,9 +339,9 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
                 package_args.append(_arg(_so_to_pt2(out_path), "package_path"))
             absorbed = package_reader(ctx, call) if out_path is None else None
             if absorbed is not None:  # `dst = package_aoti(path, files)`: the new call writes `path` itself
-                reader, dst, hoist = absorbed
-                package_args.append(_arg(cst.parse_expression(src.node_text(dst)), "package_path"))
-                extra += _absorbed(src, stmt, reader, hoist)
+                package_args.append(_arg(cst.parse_expression(src.node_text(absorbed.dst)), "package_path"))
+                if not absorbed.moves:
+                    extra += _absorbed(src, stmt, absorbed.stmt, absorbed.hoist)
             if kept:
                 package_args.append(_arg(value.with_changes(elements=kept), "inductor_configs"))
         else:
@@ -355,6 +360,15 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     line_start = src.lines.starts[src.lines.line_of(stmt.start_byte)]
     prefix = src.data[line_start : stmt.start_byte]
     indent = _indent(src, call)
+    if absorbed is not None and absorbed.moves:  # the export stays, the compile writes `path` where it is packaged
+        if program is None and not hoisted:
+            edits.append(Edit(stmt.start_byte, stmt.end_byte, f"{ep} = {_call(EXPORT, export_args, indent)}"))
+        else:
+            edits.append(_drop_statement(src, stmt))
+        packaged = absorbed.dst.parent.parent
+        edits.append(Edit(packaged.start_byte, packaged.end_byte, _call(PACKAGE, package_args, _indent(src, call, packaged))))
+        return Fix(title="Migrate to torch.export.export + aoti_compile_and_package",
+                   edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))), applicability=Applicability.UNSAFE)
     if program is None and not hoisted:
         ep_stmt = f"{ep} = {_call(EXPORT, export_args, indent)}"
         if prefix.strip():  # `a = 1; so = aot_compile(...)`: stay on the line
@@ -779,10 +793,15 @@ def _files_read(ctx, call: Node) -> tuple[str, str] | None:
     if len(reads) == 1 and reads[0].parent is not None and reads[0].parent.parent is not None \
             and ctx.facts.qualname(reads[0].parent.parent) == PACKAGE_AOTI:  # why it cannot be absorbed
         first = reads[0].parent.named_children[0]
-        if stmt.parent.id != _statement(call).parent.id:
-            todo = "it is in another block than the compile: with both in one, the migration passes its path as package_path="
-        elif _bound_between(ctx, first, call.end_byte, reads[0].start_byte):
+        compiled = _statement(call)
+        if stmt.parent.id == compiled.parent.id and _bound_between(ctx, first, call.end_byte, reads[0].start_byte):
             todo = f"its path `{_short(ctx, first, 30)}` is bound after the compile: bind it before, and the migration passes it as package_path="
+        elif not _runs_once_after(compiled, stmt):
+            todo = ("it may not run once after the compile (a loop or a branch between): in the compile's block, or in "
+                    "a `with` body after it, the migration passes its path as package_path=")
+        elif (active := _active_between(ctx, compiled, stmt)) is not None:
+            todo = (f"`{_short(ctx, active, 40)}` ({_where(ctx, active)}) runs between the two and may change what the "
+                    "compile reads: with plain bindings alone between, the migration compiles where package_aoti is")
     return f"`{_short(ctx, stmt)}` ({_where(ctx, reads[0])})", todo
 
 
@@ -797,12 +816,25 @@ def _reads_of(ctx, call: Node, left: Node) -> list[Node]:
     return out
 
 
-def package_reader(ctx, call: Node) -> tuple[Node, Node, list[Node]] | None:
-    """(the statement, its destination, the statements to move above the compile) of
-    `dst = package_aoti(path, files)` (or the call alone) where `files = aot_compile(...,
-    options={"aot_inductor.package": True})` is read there only, later in the same block, and
-    `path` reads nothing bound in between but plain bindings that can move (_hoistable): the
-    migration passes `path` to aoti_compile_and_package as package_path= and drops that statement."""
+class Reader:
+    """`dst = package_aoti(path, files)` as the migration absorbs it (package_reader): that
+    statement, `path` (the new call's package_path=), the statements between that move above the
+    compile, and whether the compile moves down to the statement instead (its export stays)."""
+    __slots__ = ("stmt", "dst", "hoist", "moves")
+
+    def __init__(self, stmt: Node, dst: Node, hoist: list[Node], moves: bool):
+        self.stmt, self.dst, self.hoist, self.moves = stmt, dst, hoist, moves
+
+
+def package_reader(ctx, call: Node) -> Reader | None:
+    """`dst = package_aoti(path, files)` (or the call alone) where `files = aot_compile(...,
+    options={"aot_inductor.package": True})` is read there only, later: the migration passes
+    `path` to aoti_compile_and_package as package_path= and drops that statement. In the same
+    block, the compile stays where it is when `path` reads nothing bound in between but plain
+    bindings that can move up (_hoistable). Otherwise the compile moves down to that statement
+    (`with tempfile.TemporaryDirectory() as d:` binding `path`'s folder after it, as in
+    ExecuTorch's tests) where it runs once whenever the compile ran (_runs_once_after) and reads
+    nothing bound in between."""
     stmt = call.parent
     left = stmt.child_by_field_name("left") if stmt is not None and stmt.type == "assignment" else None
     if left is None or left.type != "identifier" or stmt.parent is None or stmt.parent.type != "expression_statement":
@@ -822,19 +854,133 @@ def package_reader(ctx, call: Node) -> tuple[Node, Node, list[Node]] | None:
     if outer is not None and outer.type == "assignment" and outer.child_by_field_name("right") == reader \
             and outer.child_by_field_name("left").type == "identifier":
         outer = outer.parent
-    if outer is None or outer.type != "expression_statement" or outer.parent is None \
-            or outer.parent.id != stmt.parent.parent.id or outer.named_child_count != 1 \
+    if outer is None or outer.type != "expression_statement" or outer.named_child_count != 1 \
             or _own_lines(ctx.source, outer) is None:
         return None
-    dst, hoist = positional[0], []
-    if _bound_between(ctx, dst, call.end_byte, reader.start_byte):
-        hoist = _hoistable(ctx, call, stmt.parent, outer)  # every statement between: plain bindings that move
-        if not hoist or _unmovable(ctx, dst, reader.start_byte, reader.start_byte) is not None \
-                or _own_lines(ctx.source, stmt.parent) is None:
-            return None  # (a call that is not a pure path function; the compile shares its line: `a = 1; files = ...`)
-    elif _unmovable(ctx, dst, call.end_byte, reader.start_byte) is not None:
+    dst = positional[0]
+    if outer.parent is not None and outer.parent.id == stmt.parent.parent.id:
+        if not _bound_between(ctx, dst, call.end_byte, reader.start_byte):
+            if _unmovable(ctx, dst, call.end_byte, reader.start_byte) is None:
+                return Reader(outer, dst, [], False)
+        elif _own_lines(ctx.source, stmt.parent) is not None \
+                and _unmovable(ctx, dst, reader.start_byte, reader.start_byte) is None \
+                and (hoist := _hoistable(ctx, call, stmt.parent, outer)):  # (`a = 1; files = ...` shares its line)
+            return Reader(outer, dst, hoist, False)
+    if not _runs_once_after(stmt.parent, outer) or _own_lines(ctx.source, stmt.parent) is None \
+            or _active_between(ctx, stmt.parent, outer) is not None:
         return None
-    return outer, dst, hoist
+    try:
+        bound = _ts_args(call, ["f", "args", "kwargs"])
+    except (CannotFix, Unsure):
+        return None
+    moved = [bound["options"][0]] if "options" in bound else []  # the export, which reads the rest, stays
+    if "f" in bound and (program := program_of(ctx, bound["f"][0])) is not None:
+        moved.append(program)  # `ep.module()`: the moved call compiles `ep`
+    if any(_bound_between(ctx, n, call.end_byte, reader.start_byte)
+           or _unmovable(ctx, n, call.end_byte, reader.start_byte) is not None for n in moved):
+        return None
+    return Reader(outer, dst, [], True)
+
+
+def _with_chain(node: Node) -> list[Node]:
+    """`node`, then each `with` statement whose body holds it, outwards."""
+    out = [node]
+    while node.parent is not None and node.parent.type == "block" and node.parent.parent is not None \
+            and node.parent.parent.type == "with_statement":
+        node = node.parent.parent
+        out.append(node)
+    return out
+
+
+def _joined(first: Node, later: Node) -> tuple[list[Node], list[Node]] | None:
+    """The with-chains of `first` and `later` cut where they meet in one block, `later`'s after
+    `first`'s: then `later` runs exactly once after `first`, whenever `first` runs. None otherwise
+    (a loop or a branch between them)."""
+    a, b = _with_chain(first), _with_chain(later)
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            if x.parent is not None and y.parent is not None and x.parent.id == y.parent.id:
+                return (a[: i + 1], b[: j + 1]) if x.id != y.id and x.end_byte <= y.start_byte else None
+    return None
+
+
+def absorbed_reader(ctx, call: Node) -> Reader | None:
+    """The `package_aoti` statement compile_fix absorbs into `call`'s rewrite: its options are a
+    dict literal without an output path (compile_fix reads them with libcst, the same way)."""
+    try:
+        options = _ts_args(call, ["f", "args", "kwargs"]).get("options")
+        value = _bare(options[0]) if options is not None else None
+        if value is None or value.type != "dictionary" or any(
+                p.type == "pair" and _ts_simple_string(p.child_by_field_name("key")) == OUTPUT_PATH
+                for p in value.named_children):
+            return None
+    except (CannotFix, Unsure):
+        return None
+    return package_reader(ctx, call)
+
+
+def _runs_once_after(first: Node, later: Node) -> bool:
+    return _joined(first, later) is not None
+
+
+def _active_between(ctx, first: Node, later: Node) -> Node | None:
+    """The first statement (or `with` item) that runs between `first` and `later` (_joined) and
+    may change what a compile moved from one to the other reads (the model's weights through
+    `model.load_state_dict(...)`, any call): None where all are plain bindings of literals and
+    calls that change nothing (INERT) and `with` items such as `tempfile.TemporaryDirectory()`."""
+    a, b = _joined(first, later)
+    runs: list[Node] = []
+    for node in a[:-1]:  # the rest of each block the compile sits in, then each `with`'s exit
+        sib = node.next_named_sibling
+        while sib is not None:
+            runs.append(sib)
+            sib = sib.next_named_sibling
+    sib = a[-1].next_named_sibling
+    while sib is not None and sib.id != b[-1].id:
+        runs.append(sib)
+        sib = sib.next_named_sibling
+    for outer, inner in zip(reversed(b), reversed(b[:-1])):  # each `with` entered, then its body up to the next
+        runs += [item.child_by_field_name("value") for item in outer.named_children[0].named_children
+                 if item.type == "with_item"]
+        sib = inner.prev_named_sibling
+        while sib is not None:
+            runs.append(sib)
+            sib = sib.prev_named_sibling
+    runs += [item.child_by_field_name("value") for w in a[1:] for item in w.named_children[0].named_children
+             if item.type == "with_item"]
+    for node in runs:
+        if node.type in ("comment", "pass_statement"):
+            continue
+        if node.type == "as_pattern":  # `tempfile.TemporaryDirectory() as d`
+            expr = node.named_children[0]
+        elif not node.type.endswith("statement"):  # a `with` item
+            expr = node
+        else:  # a statement: `name = value` or a bare expression, nothing else
+            expr = node.named_children[0] if node.type == "expression_statement" and node.named_child_count == 1 else None
+            if expr is not None and expr.type == "assignment":
+                expr = expr.child_by_field_name("right") if expr.child_by_field_name("left").type == "identifier" else None
+        if expr is None or _active_call(ctx, expr) is not None:
+            return node
+    return None
+
+
+def _builtin_print(ctx, call: Node) -> bool:
+    func = call.child_by_field_name("function")
+    return func.type == "identifier" and func.text == b"print" \
+        and ctx.names.lookup("print", call.start_byte, ctx.names.scope_of(call)) is None
+
+
+def _active_call(ctx, expr: Node) -> Node | None:
+    """The first call in `expr` that may change state (not INERT)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if node.type == "call" and ctx.facts.qualname(node) not in INERT and not _builtin_print(ctx, node):
+            return node
+        if node.type in ("assignment", "augmented_assignment", "named_expression", "await", "yield"):
+            return node
+        stack.extend(node.named_children)
+    return None
 
 
 def _hoistable(ctx, call: Node, first: Node, last: Node) -> list[Node]:
@@ -976,12 +1122,14 @@ def _device_values(ctx, node: Node, at: int, depth: int) -> set[str] | None:
 # -- imports ---------------------------------------------------------------------------------
 def import_edits(ctx, calls: list[Node]) -> list[Edit]:
     """For the calls of one file that a migration rewrites together: `import torch` where the
-    file lacks it; each old import dropped when these calls were its only uses."""
+    file lacks it; each old import dropped when these calls (and the `package_aoti` calls they
+    absorb) were its only uses."""
     src, names = ctx.source, ctx.names
     edits: list[Edit] = [_import_point(src)] if import_check(ctx, calls) else []
-    starts = {c.start_byte for c in calls}
+    gone = calls + [r.dst.parent.parent for c in calls if (r := absorbed_reader(ctx, c)) is not None]
+    starts = {c.start_byte for c in gone}
     drop: dict[int, tuple[Node, set[str]]] = {}
-    for call in calls:
+    for call in gone:
         parts = dotted_parts(call.child_by_field_name("function")) or []
         root = parts[0] if parts else "torch"
         binding = names.lookup(root, call.start_byte, names.scope_of(call)) if root != "torch" else None

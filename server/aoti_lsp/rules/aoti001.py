@@ -31,12 +31,17 @@ editor, applied by the CLI only with `--unsafe-fixes`.
   by torch 2.13 and dropped.
 - The old import is removed when this was its last use; `import torch` is added if missing.
 - With `aot_inductor.package=True` the old call returned the package's files (a list), the new
-  one returns the `.pt2` path. `dst = package_aoti(path, files)`, the list's only reader in the
-  same block, is absorbed: `dst = aoti_compile_and_package(ep, package_path=path)`, and plain
-  bindings of `path` made in between (`aoti_path = "x.pt2"`) move above the compile. Any other
-  read of the list (a filter of its `.so`, a `package_aoti` in another block) is named, and no
-  fix is offered. `package_aoti` given the new call's path raises `Expected aoti_files to be a
-  dict` (measured, torch 2.13).
+  one returns the `.pt2` path. `dst = package_aoti(path, files)`, the list's only reader, is
+  absorbed: `dst = aoti_compile_and_package(ep, package_path=path)`. In the compile's block the
+  compile stays, and plain bindings of `path` made in between (`aoti_path = "x.pt2"`) move
+  above it. Where `path` needs what comes after (ExecuTorch's tests package into a
+  `with tempfile.TemporaryDirectory() as d:` body), the export stays where the compile was and
+  the compile moves to package_aoti's place: only where that runs once after it (a `with`
+  body, not a loop or a branch) and nothing between may change the model (plain bindings,
+  `tempfile` folders, `torch.no_grad()`: measured on torch 2.13, the program's package gives the
+  same outputs compiled with grad mode on or off). Any other read of the list (a filter of its `.so`, a
+  `package_aoti` in a loop) is named, and no fix is offered. `package_aoti` given the new
+  call's path raises `Expected aoti_files to be a dict` (measured, torch 2.13).
 - `aot_compile(ep.module(), args, dynamic_shapes=ds)` compiles `ep` itself, where `ep`'s export
   gives dims too. Where it exports statically, no fix: torch 2.13 refuses that re-export
   (`Constraints violated`), and the package of the static program would run other batch sizes
