@@ -41,7 +41,7 @@ REASON_KINDS = (
     ("cross-process", re.compile(r"c\+\+|another program|other program|outside the project|outside python|cross-process"
                                  r"|command line|argv|consumer", re.I)),
     ("computed-path", re.compile(r"computed at run time|cannot all be found|cannot follow", re.I)),
-    ("graph-module", re.compile(r"graph module", re.I)),
+    ("graph-module", re.compile(r"graph module|module of something", re.I)),
     ("files-read", re.compile(r"package's files", re.I)),
 )
 

@@ -26,6 +26,7 @@ class Shape:
     steps: tuple  # each step: python's arguments, run in the copy; "{root}" is the copy's folder
     blocker: str | None = None  # a blocked shape: the expression its refusal must name
     todo: str | None = None  # why its migration does not work yet: an xfail(strict=True) reason
+    editor_only: bool = False  # offered display-only: --fix leaves it, the editor's quick fix applies it
 
     def runs(self, root: Path) -> list[list[str]]:
         return [[a.replace("{root}", str(root)) for a in step] for step in self.steps]
@@ -43,11 +44,14 @@ SHAPES = [
     Shape("module_named", (("run.py",),)),  # `gm = export(...).module()`: the program is named and compiled
     Shape("package_files", (("run.py",),)),  # `package_aoti(path, files)` of the package flag's list: absorbed
     Shape("package_in_with", (("run.py",),)),  # package_aoti in a `with` body after the compile: the compile moves there
+    # a graph module re-exported statically (faithful here, as the title says it must be): editor only
+    Shape("graph_branches", (("run.py",),), editor_only=True),
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),
 ]
-MIGRATE = [s for s in SHAPES if s.blocker is None]
+MIGRATE = [s for s in SHAPES if s.blocker is None and not s.editor_only]
+EDITOR_ONLY = [s for s in SHAPES if s.editor_only]
 BLOCKED = [s for s in SHAPES if s.blocker is not None]
 
 

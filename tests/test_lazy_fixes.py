@@ -191,6 +191,7 @@ SHAPES = {
     "plain def by keyword": "def fn(x):\n    return x\nso = torch._export.aot_compile(f=fn, args=(x,))\n",
     "gm": "so = torch._inductor.aot_compile(gm, (x,))\n",
     "gm named f": "so = torch._inductor.aot_compile(f=gm, args=(x,))\n",
+    "module of something": "so = torch._inductor.aot_compile(thing.module(), (x,))\n",
     "options dict": "torch._export.aot_compile(model, (x,), options={'aot_inductor.output_path': 'm.so', 'k': 1})\n"
                     "r = torch._export.aot_load('m.so', 'cpu')\n",
     "options None": "so = torch._export.aot_compile(model, (x,), options=None)\n",
@@ -276,7 +277,7 @@ def test_call_shapes_refuse_as_they_should(no_build_errors, tmp_path):
     for part in ("*args/**kwargs", "more positional arguments", "model or the example inputs are missing",
                  "not a plain function", "are also read at", "may change before the call", "may not run",
                  "part of a with", "path or the device is missing", "is not known here", "takes only an index",
-                 "cannot trace to an ExportedProgram", "a torch.device object", "bound to something else"):
+                 "cannot tell is an ExportedProgram", "a torch.device object", "bound to something else"):
         assert any(part in r for r in reasons), (part, reasons)
 
 

@@ -145,8 +145,8 @@ def test_a_graph_module_named_first_compiles_its_exported_program(tmp_path):
                      "so = torch._inductor.aoti_compile_and_package(ep2)", "return torch._inductor.aoti_load_package(so)"]
     # `ep` holds None at the compile: no program to compile, and re-exporting `gm` would lose its
     # dims. Placed in the file as it is, not in the fixed text the diff shows (a line longer)
-    assert "run.py:15:10: AOTI001 not fixed: no automatic fix: `gm` is a graph module" in out.stderr
-    assert "run.py:16:12: AOTI002 not fixed: no automatic fix: `gm` is a graph module" in out.stderr
+    assert "run.py:15:10: AOTI001 not fixed: no automatic fix: `gm` is the module of something this analysis" in out.stderr
+    assert "run.py:16:12: AOTI002 not fixed: no automatic fix: `gm` is the module of something" in out.stderr
 
 
 def test_a_result_unpacked_as_torch_2_1_returned_it_is_assigned_not_unpacked(tmp_path):
@@ -191,7 +191,11 @@ def test_diff_places_what_it_leaves_unfixed_in_the_file_as_it_is(tmp_path):
     assert left == ["run.py:7:10: AOTI001", "run.py:8:12: AOTI002"]  # where `--check` puts them
 
 
-def test_a_graph_module_of_unknown_origin_is_refused_with_the_reason(tmp_path):
+def test_a_graph_module_of_unknown_origin_is_offered_for_the_editor_with_the_reason(tmp_path):
+    """The old call kept the dims a graph module holds (measured: the .module() of a dynamic
+    export stays dynamic); re-exported without dynamic_shapes they become static. Faithful for a
+    static graph module (tests/torch/projects/migration/graph_branches), so it is the user's call:
+    offered in the editor, not applied by --fix, its title says why."""
     root = _project(tmp_path, {"run.py": """
         import torch
         path = torch._inductor.aot_compile(gm, args, options={"aot_inductor.output_path": "/tmp/g.so"})
@@ -200,8 +204,15 @@ def test_a_graph_module_of_unknown_origin_is_refused_with_the_reason(tmp_path):
     before = (root / "run.py").read_text()
     out = _diff(root)
     assert out.returncode == 1 and out.stdout == ""
-    assert "`gm` is a graph module this analysis cannot trace to an ExportedProgram" in out.stderr
+    assert "AOTI001 not fixed: display-only fix, for the editor" in out.stderr, out.stderr
     assert (root / "run.py").read_text() == before
+    fix = _fix_of(root, "run.py", "AOTI001")
+    assert fix["applicability"] == "display-only"
+    assert "re-exports the graph module `gm` at its example's shapes: where it holds dynamic dims (the .module() " \
+           "of a dynamic export, a symbolic make_fx trace), which the old call kept, they become static" \
+           in fix["message"], fix["message"]
+    assert [e["content"] for e in fix["edits"]][:2] == ["ep = torch.export.export(gm, args, strict=True)\n",
+                                                        "torch._inductor.aoti_compile_and_package(ep, package_path=\"/tmp/g.pt2\")"]
 
 
 def test_refusals_name_the_blocking_expression_and_place(tmp_path):
@@ -546,7 +557,7 @@ def test_a_parameter_that_may_not_be_an_exported_program_is_refused(tmp_path):
         root = _project(tmp_path / str(k), {"bench.py": text})
         out = _diff(root)
         assert out.returncode == 1 and out.stdout == "", (what, out.stdout)
-        assert "`model.module()` is a graph module this analysis cannot trace to an ExportedProgram" in out.stderr, \
+        assert "`model.module()` is the module of something this analysis cannot tell is an ExportedProgram" in out.stderr, \
             (what, out.stderr)
 
 
@@ -650,7 +661,9 @@ def test_a_loader_that_may_also_load_a_given_path_takes_the_compile_to_the_edito
                                                          "torch._inductor.aoti_load_package(so_path)"]
 
 
-def test_a_loader_two_old_compiles_reach_is_refused_for_all_three(tmp_path):
+def test_a_loader_two_old_compiles_reach_migrates_with_both(tmp_path):
+    """saifhaq/alma: `if ...: so = aot_compile(a) else: so = aot_compile(b)`, one loader: the
+    three migrate together (each compile's own rewrite, one loader)."""
     root = _project(tmp_path, {"run.py": """
         import torch
         def main(big, x):
@@ -661,9 +674,13 @@ def test_a_loader_two_old_compiles_reach_is_refused_for_all_three(tmp_path):
             return torch._export.aot_load(so, "cpu")(x)
     """})
     out = _diff(root)
-    assert out.returncode == 1 and out.stdout == "", out.stdout
-    assert out.stderr.count("on some runs and of the one at") == 3, out.stderr
-    assert "migrate the two compiles and the loader together" in out.stderr
+    added = [line[1:].strip() for line in out.stdout.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["ep = torch.export.export(torch.nn.Linear(4, 4), (x,), strict=True)",
+                     "so = torch._inductor.aoti_compile_and_package(ep)",
+                     "ep = torch.export.export(torch.nn.Linear(4, 4).half(), (x.half(),), strict=True)",
+                     "so = torch._inductor.aoti_compile_and_package(ep)",
+                     "return torch._inductor.aoti_load_package(so)(x)"], out.stdout + out.stderr
+    assert "not fixed" not in out.stderr, out.stderr
 
 
 # -- `aot_inductor.package` set: the old call returns the package's files (a list) ---------------
@@ -809,3 +826,36 @@ def test_the_module_of_a_static_program_recompiled_with_dims_is_not_compiled_as_
     assert ("aoti_compile_and_package(ep)" in res.stdout) == migrated, res.stdout + res.stderr
     if not migrated:
         assert "re-exports `ep.module()` with dynamic_shapes that its export (build.py:" in res.stderr
+
+
+def test_a_call_continued_with_a_backslash_is_migrated(tmp_path):
+    """tree-sitter puts a `line_continuation` node among the arguments: read as a comment is, not
+    as an argument (it made the rule fail, and the finding was lost)."""
+    root = _project(tmp_path, {"run.py": 'import torch\nso = torch._export.aot_compile(model, \\\n    (x,))\n'
+                                         'r = torch._export.aot_load(so, "cpu")\n'})
+    out = _diff(root)
+    assert "+so = torch._inductor.aoti_compile_and_package(" in out.stdout, out.stdout + out.stderr
+    assert "failed" not in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("trace, refused", [
+    ('gm = make_fx(M(), tracing_mode="symbolic")(x)', True),
+    ('wrapped = make_fx(step, tracing_mode="symbolic")\n        gm = wrapped(x)', True),
+    ("gm = make_fx(M())(x)", False),  # a real trace: static, as its re-export
+])
+def test_a_symbolic_make_fx_trace_is_refused_a_static_one_offered(tmp_path, trace, refused):
+    """HBTGen's issue 129719 and mlcolvar compile a make_fx(tracing_mode="symbolic") graph: its
+    dims are symbolic and the old call kept them; a re-export would make them static."""
+    root = _project(tmp_path, {"run.py": f"""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+    def build(x):
+        {trace}
+        so = torch._inductor.aot_compile(gm, (x,))
+        return torch._export.aot_load(so, "cpu")
+    """})
+    out = _diff(root)
+    assert out.stdout == "", out.stdout
+    symbolic = 'is a graph module traced by make_fx(tracing_mode="symbolic") (run.py:'
+    assert (symbolic in out.stderr) == refused, out.stderr
+    assert ("display-only fix, for the editor" in out.stderr) != refused, out.stderr

@@ -20,7 +20,7 @@ from helpers import apply_edits, diagnostics, encoding, open_doc, start_session
 pytestmark = pytest.mark.torch
 SERVER = [sys.executable, "-m", "aoti_lsp", "serve", "--stdio"]
 # the file holding the compile, per project
-SHAPES = {"tempdir_script": "run.py", "tutorial_two_scripts": "export.py"}
+SHAPES = {"tempdir_script": "run.py", "tutorial_two_scripts": "export.py", "graph_branches": "run.py"}
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
@@ -61,14 +61,14 @@ def _per_file(edit) -> dict[Path, list]:
 
 
 def _params():
-    shapes = {s.name: s for s in rs.MIGRATE}
+    shapes = {s.name: s for s in rs.MIGRATE + rs.EDITOR_ONLY}
     return [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=shapes[n].todo)] if shapes[n].todo else [])
             for n in SHAPES]
 
 
 @pytest.mark.parametrize("name", _params())
 async def test_quick_fix_migration_prints_the_same_at_every_batch_size(vscode, name, tmp_path, tmp_path_factory):
-    shape = next(s for s in rs.MIGRATE if s.name == name)
+    shape = next(s for s in rs.MIGRATE + rs.EDITOR_ONLY if s.name == name)
     target = tmp_path / SHAPES[name]
     uri = await open_doc(vscode, target, target.read_text())
     fix = await _migration(vscode, uri)

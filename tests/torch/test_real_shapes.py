@@ -81,6 +81,18 @@ def test_diff_says_on_stderr_why_nothing_changes(shape, tmp_path):
     assert f"`{shape.blocker}`" in diff.stderr, diff.stderr
 
 
+@pytest.mark.parametrize("shape", rs.EDITOR_ONLY, ids=[s.name for s in rs.EDITOR_ONLY])
+def test_an_editor_only_migration_is_left_by_fix_with_its_reason(shape, tmp_path):
+    """No torch needed: --fix leaves a display-only migration (the editor applies it:
+    tests/lsp/test_quick_fix_real_shapes.py runs it) and says why in the fix's title."""
+    root = rs.copy(shape, tmp_path / shape.name)
+    pristine = rs.snapshot(root)
+    fixed = rs.aoti(FIX, root)
+    assert fixed.returncode == 1 and rs.snapshot(root) == pristine, fixed.stdout + fixed.stderr
+    assert "fix (unsafe, editor only)" in fixed.stdout, fixed.stdout
+    assert "they become static; there, compile that ExportedProgram instead" in fixed.stdout, fixed.stdout
+
+
 OLD_CALL = '''    so_path = torch._inductor.aot_compile(
         ep.module(), example_inputs, options={"aot_inductor.output_path": os.path.join(tmp, "net.so")}
     )

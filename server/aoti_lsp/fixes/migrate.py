@@ -37,9 +37,14 @@ PURE = {"os.path.join", "posixpath.join", "os.path.abspath", "os.path.realpath",
 # calls that change nothing a compile reads: a compile can move past them (package_reader)
 INERT = PURE | {"tempfile.mkdtemp", "tempfile.gettempdir", "tempfile.TemporaryDirectory", "torch.no_grad",
                 "contextlib.nullcontext", "os.makedirs"}  # and the builtin print
-GRAPH_MODULE_UNKNOWN = ("`{}` is a graph module this analysis cannot trace to an ExportedProgram: re-exporting "
-                        "it would make every dynamic dim static; compile the ExportedProgram itself "
-                        "(aoti_compile_and_package(ep))")
+MODULE_OF_UNKNOWN = ("`{}` is the module of something this analysis cannot tell is an ExportedProgram: "
+                     "re-exporting it would make every dynamic dim static; compile the ExportedProgram itself "
+                     "(aoti_compile_and_package(ep))")
+# the title note of a migration that re-exports a graph module of unknown origin (display-only)
+GRAPH_MODULE_UNKNOWN = ("re-exports the graph module `{}` at its example's shapes: where it holds dynamic dims "
+                        "(the .module() of a dynamic export, a symbolic make_fx trace), which the old call kept, "
+                        "they become static; there, export the model with its dynamic_shapes instead")
+EXTRAS = ("comment", "line_continuation")  # named nodes tree-sitter puts anywhere: not arguments
 PACKAGE = "torch._inductor.aoti_compile_and_package"
 LOAD = "torch._inductor.aoti_load_package"
 OUTPUT_PATH = "aot_inductor.output_path"
@@ -108,11 +113,11 @@ def _ts_args(call: Node, names: list[str]) -> dict[str, tuple[Node, bool]]:
     between = call.text[: args.start_byte - call.start_byte]  # the function and what follows it
     if any(c in between for c in (b"\n", b"\r", b"\\", b"#")):
         raise Unsure("the call is split before its argument list")
-    tokens = [c.type if c.is_named else c.text for c in args.children if c.type != "comment"]
+    tokens = [c.type if c.is_named else c.text for c in args.children if c.type not in EXTRAS]
     if tokens[:1] != [b"("] or tokens[-1:] != [b")"] or any(
             (t == b",") != (i % 2 == 1) for i, t in enumerate(tokens[1:-1])):
         raise Unsure("an argument list Python would not parse (`f(,)`)")  # tree-sitter takes it
-    items = [a for a in args.named_children if a.type != "comment"]
+    items = [a for a in args.named_children if a.type not in EXTRAS]
     keywords = stars = False
     for a in items:  # the order Python's (and libcst's) grammar takes
         if a.type == "keyword_argument":
@@ -190,7 +195,7 @@ def compile_check(ctx, call: Node, qualname: str) -> None:
         static_program_dims(ctx, call, program, bound.get("dynamic_shapes", (None,))[0])
     if program is None and bound_program(ctx, model_node) is None:
         if qualname == "torch._inductor.aot_compile":
-            raise CannotFix(GRAPH_MODULE_UNKNOWN.format(ctx.source.node_text(model_node)[:60]))
+            _graph_check(ctx, model_node)
         if positional and model_node.type == "identifier":
             b = ctx.names.lookup(model_node.text.decode(), model_node.start_byte, ctx.names.scope_of(model_node))
             if b is not None and b.kind == DEF:
@@ -299,7 +304,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
             program = None
             ep_name = name
     if program is None and not hoisted and qualname == "torch._inductor.aot_compile":
-        raise CannotFix(GRAPH_MODULE_UNKNOWN.format(src.node_text(model_node)[:60]))
+        _graph_check(ctx, model_node)
     if program is None and not hoisted and model_node.type == "identifier" and ts_bound[first][1]:
         b = ctx.names.lookup(model_node.text.decode(), model_node.start_byte, ctx.names.scope_of(model_node))
         if b is not None and b.kind == DEF:
@@ -459,6 +464,72 @@ def _annotated_program(ctx, node: Node) -> bool:
     return inner is not None and inner.type in ("identifier", "attribute") and ctx.names.resolve(inner) in PROGRAM_TYPES
 
 
+def reexported_graph(ctx, call: Node, qualname: str) -> str | None:
+    """The title note of `torch._inductor.aot_compile(gm, args)` where `gm` is traced to no
+    ExportedProgram: the migration re-exports it, statically (measured: the old call kept the
+    dynamic dims of a dynamic export's .module(); torch.export.export without dynamic_shapes
+    does not), so the fix is the user's call: display-only. None where the program is known."""
+    if qualname != "torch._inductor.aot_compile":
+        return None
+    try:
+        model = _ts_args(call, ["gm", "args", "kwargs"]).get("gm")
+        if model is None or program_of(ctx, model[0]) is not None or bound_program(ctx, model[0]) is not None:
+            return None
+        _graph_check(ctx, model[0])
+    except (CannotFix, Unsure):  # the preflight (compile_check) says why there is no fix
+        return None
+    return GRAPH_MODULE_UNKNOWN.format(" ".join(ctx.source.node_text(model[0]).split())[:60])
+
+
+MAKE_FX = "torch.fx.experimental.proxy_tensor.make_fx"
+
+
+def _graph_check(ctx, model: Node) -> None:
+    """Raises where re-exporting the graph module `model` would surely lose what the old call
+    kept: the module of an ExportedProgram this analysis cannot see, or a symbolic trace."""
+    if _module_call(ctx, model):
+        raise CannotFix(MODULE_OF_UNKNOWN.format(ctx.source.node_text(model)[:60]))
+    if (trace := symbolic_trace(ctx, model)) is not None:
+        raise CannotFix(f"`{ctx.source.node_text(model)[:40]}` is a graph module traced by make_fx(tracing_mode="
+                        f"\"symbolic\") ({_where(ctx, trace)}): the old call kept its symbolic dims, which re-exporting "
+                        "it would make static; export the model with dynamic_shapes and compile that program "
+                        "(aoti_compile_and_package(ep))")
+
+
+def symbolic_trace(ctx, model: Node) -> Node | None:
+    """The `make_fx(..., tracing_mode="symbolic")` call whose trace `model` is (`make_fx(f,
+    tracing_mode="symbolic")(x)`, or through names: `wrapped = make_fx(...)`, `gm = wrapped(x)`):
+    its dims are symbolic, and the old call kept them. None otherwise."""
+    try:
+        node = _bare(model)
+    except Unsure:
+        return None
+    for _ in range(2):  # the traced graph, then the function make_fx returned
+        node = ctx.facts.deref(node, node.start_byte) or node
+        if node.type != "call":
+            return None
+        node = node.child_by_field_name("function")
+        node = ctx.facts.deref(node, node.start_byte) or node
+        if node.type == "call" and ctx.facts.qualname(node) == MAKE_FX:
+            mode = next((a.child_by_field_name("value") for a in node.child_by_field_name("arguments").named_children
+                         if a.type == "keyword_argument" and a.child_by_field_name("name").text == b"tracing_mode"), None)
+            return node if mode is not None and _ts_simple_string(mode) == "symbolic" else None
+    return None
+
+
+def _module_call(ctx, model: Node) -> bool:
+    """`x.module()` (or a name bound to one): most likely an ExportedProgram's, whose program
+    should be compiled, never its module re-exported (the migration offers that only for a graph
+    module of unknown origin)."""
+    try:
+        model = _bare(model)
+    except Unsure:
+        return False
+    model = ctx.facts.deref(model, model.start_byte) or model
+    func = model.child_by_field_name("function") if model.type == "call" else None
+    return func is not None and func.type == "attribute" and func.child_by_field_name("attribute").text == b"module"
+
+
 def program_of(ctx, model: Node) -> Node | None:
     """`ep` of a model argument `ep.module()` where `ep` is an ExportedProgram (torch.export.export
     or load, or its run_decompositions()): the expression to compile instead of re-exporting."""
@@ -533,7 +604,34 @@ def static_program_dims(ctx, call: Node, program: Node, dims: Node | None) -> No
 
 
 def _is_program(ctx, node: Node, at: int) -> bool:
-    return _annotated_program(ctx, node) or _program_call(ctx, node, at) is not None
+    return _annotated_program(ctx, node) or _narrowed_program(ctx, node) or _program_call(ctx, node, at) is not None
+
+
+def _narrowed_program(ctx, node: Node) -> bool:
+    """`if isinstance(model, ExportedProgram):` then `model` in that branch, the same binding the
+    test read (saifhaq/alma compiles `model.module()` there): an ExportedProgram."""
+    node = _bare(node)
+    if node.type != "identifier":
+        return False
+    names, name = ctx.names, node.text.decode()
+    here = names.lookup(name, node.start_byte, names.scope_of(node))
+    up = node
+    while up.parent is not None and up.type not in ("function_definition", "lambda", "class_definition"):
+        branch = up.parent
+        if up.type == "block" and branch.type in ("if_statement", "elif_clause") \
+                and branch.child_by_field_name("consequence") == up:
+            test = _bare(branch.child_by_field_name("condition"))
+            func = test.child_by_field_name("function") if test.type == "call" else None
+            args = [a for a in test.child_by_field_name("arguments").named_children if a.type not in EXTRAS] \
+                if func is not None else []
+            if func is not None and func.type == "identifier" and func.text == b"isinstance" and len(args) == 2 \
+                    and names.lookup("isinstance", test.start_byte, names.scope_of(test)) is None \
+                    and args[0].type == "identifier" and args[0].text == node.text \
+                    and args[1].type in ("identifier", "attribute") and names.resolve(args[1]) in PROGRAM_TYPES \
+                    and names.lookup(name, test.start_byte, names.scope_of(test)) is here:
+                return True
+        up = branch
+    return False
 
 
 def _program_call(ctx, node: Node, at: int, depth: int = 0) -> Node | None:
@@ -847,7 +945,7 @@ def package_reader(ctx, call: Node) -> Reader | None:
     reader = args.parent if args is not None and args.type == "argument_list" else None
     if reader is None or reader.type != "call" or ctx.facts.qualname(reader) != PACKAGE_AOTI:
         return None
-    positional = [c for c in args.named_children if c.type not in ("keyword_argument", "comment")]
+    positional = [c for c in args.named_children if c.type != "keyword_argument" and c.type not in EXTRAS]
     if len(positional) != 2 or positional[1].id != arg.id:
         return None
     outer = reader.parent
@@ -1081,7 +1179,11 @@ def load_fix(ctx, call: Node, qualname: str) -> Fix:
 def device_index(ctx, call: Node, node: Node) -> str | None:
     """The `device_index=` an old loader's device becomes: None for `"cpu"`/`"cuda"`, N for
     `"cuda:N"`. A device chosen at run time between values that agree on the index (`"cuda" if
-    torch.cuda.is_available() else "cpu"`) becomes the same; otherwise CannotFix."""
+    torch.cuda.is_available() else "cpu"`) becomes the same; `device.type` (a torch.device's
+    type: "cuda", never "cuda:1") becomes none either; otherwise CannotFix."""
+    held = ctx.facts.deref(_bare(node), call.start_byte)
+    if held is not None and held.type == "attribute" and held.child_by_field_name("attribute").text == b"type":
+        return None
     values = _device_values(ctx, node, call.start_byte, 0)
     if values is None:
         raise CannotFix(DEVICE_UNKNOWN.format(ctx.source.node_text(node)[:40]))

@@ -35,6 +35,7 @@ from aoti_lsp.fixes.migrate import (
     keys_written,
     load_fix,
     moved_span,
+    reexported_graph,
 )
 
 COMPILE_TITLE = "Migrate to torch.export.export + aoti_compile_and_package"
@@ -75,6 +76,7 @@ class Plan:
         self.outside = outside
         self.key = key
         self.basis = basis
+        self.seen: set = set()  # the compiles whose value the plan followed (_returned_artifact)
 
 
 def migration(ctx, call: Node) -> Fix | LazyFix:
@@ -186,12 +188,15 @@ def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
     notes += [f'decides the device: drops device="{d}", loads where compiled' for d in dropped]
     if plan.outside:
         notes.append(plan.outside)
+    graphs = [n for m in plan.compiles if (n := reexported_graph(m.ctx, m.call, m.qualname)) is not None]
+    notes += graphs
     if plan.basis:
         notes.append(plan.basis)
     if notes:
         title += f" ({', '.join(notes)})"
     # a device mismatch, or a reader the project does not show, is the user's decision: editor only
-    return title, Applicability.DISPLAY if dropped or plan.outside else Applicability.UNSAFE, files
+    # (and a graph module re-exported statically, which may have had dynamic dims)
+    return title, Applicability.DISPLAY if dropped or plan.outside or graphs else Applicability.UNSAFE, files
 
 
 def _edits(ctx, plan: Plan) -> list[Edit]:
@@ -381,11 +386,15 @@ def _loaded_in_project(ctx, key: str) -> bool:
 def _returned_artifact(ctx, site, plan: Plan) -> Plan:
     """`so = aot_compile(model, args)`: the artifact is the return value; its loaders are the
     loads of this file whose path is that value."""
+    if (id(ctx), site.call.id) in plan.seen:
+        return plan
+    plan.seen.add((id(ctx), site.call.id))
     plan.producers += 1
     if site.qualname in OLD_COMPILE:  # on the new API already: only its old loaders change
         _old_output_uses(ctx, site)
         plan.compiles.append(Member(ctx, site.call, site.qualname))
-    plan.loads += _value_loads(ctx, site)
+    plan.loads += [m for m in _value_loads(ctx, site)
+                   if not any(n.ctx is m.ctx and n.call.id == m.call.id for n in plan.loads)]
     _maybe_loads(ctx, site, plan)
     return plan
 
@@ -394,17 +403,21 @@ def _maybe_loads(ctx, site, plan: Plan) -> None:
     """Loads whose path holds the compile's value on some runs and another value on others
     (`so = sys.argv[1] if ... else None`, then `if so is None: so = aot_compile(...)`): they
     change with the compile, or the compile's .pt2 would reach an old loader. What else the
-    path may hold must then be a .pt2 too: display-only, its title says which. A second old
-    compile reaching the same loader is refused: the plan would have to take both."""
+    path may hold must then be a .pt2 too: display-only, its title says which. Another compile
+    whose value the loader may hold (`if ...: so = aot_compile(a, ...) else: so = aot_compile(b,
+    ...)`) joins the plan: the compiles and the loader migrate together."""
     facts = ctx.facts
     for load, others in facts.maybe_loads_of_value(site.call):
+        rivals = [facts.compile_of(v) for v in others if facts.compile_of(v) is not None]
+        for rival in rivals:
+            if rival.path_node is not None:  # it writes a path of its own: that artifact is planned by its key
+                raise CannotFix(f"`{ctx.source.node_text(load.call)[:60]}` ({_where(ctx, load.call)}) loads the .so of "
+                                f"the compile at {_where(ctx, site.call)} on some runs and the file the one at "
+                                f"{_where(ctx, rival.call)} writes on others: migrate the two compiles and the loader together")
+            _returned_artifact(ctx, rival, plan)
         if any(m.ctx is ctx and m.call.id == load.call.id for m in plan.loads):
             continue
-        rival = next((v for v in others if facts.compile_of(v) is not None), None)
-        if rival is not None:
-            raise CannotFix(f"`{ctx.source.node_text(load.call)[:60]}` ({_where(ctx, load.call)}) loads the .so of "
-                            f"the compile at {_where(ctx, site.call)} on some runs and of the one at {_where(ctx, rival)} "
-                            "on others: migrate the two compiles and the loader together")
+        others = [v for v in others if facts.compile_of(v) is None]
         plan.loads.append(Member(ctx, load.call, load.qualname))
         if others and plan.outside is None:
             plan.outside = (f"`{ctx.source.node_text(load.path_node)[:40]}` ({_where(ctx, load.call)}) may also hold "
