@@ -40,8 +40,8 @@ the other keys stay in `opts`, passed as `inductor_configs=`; later statements t
 keys on it (`opts.update({"max_autotune": True})`, `opts["k"] = v`, as the official Python-runtime
 tutorial does on CUDA) keep it, even when the path was its only entry. **What is exported already is never
 exported again**: `torch._inductor.aot_compile(ep.module(), ...)` of an `ExportedProgram ep`
-(made by `torch.export.export`/`load` or their `run_decompositions()`, or a parameter annotated
-`ExportedProgram` and never rebound) becomes `aoti_compile_and_package(ep, ...)`, which keeps `ep`'s dynamic dims (re-exporting
+(made by `torch.export.export`/`load` or their `run_decompositions()`, a parameter annotated
+`ExportedProgram` and never rebound, or a name inside `if isinstance(ep, ExportedProgram):`) becomes `aoti_compile_and_package(ep, ...)`, which keeps `ep`'s dynamic dims (re-exporting
 `ep.module()` without `dynamic_shapes` makes every dim static: measured on torch 2.13 CPU, the package
 then gives wrong numbers for other batch sizes, without an error unless `AOTI_RUNTIME_CHECK_INPUTS=1`).
 The same holds for a graph module named first: `gm = ep.module()` then `aot_compile(gm, ...)`
@@ -60,7 +60,8 @@ so = aot_compile(...)`, then `aot_load(so, ...)`) changes with the compile: migr
 alone would hand the old loader a `.pt2` (`dlopen ... invalid ELF header`). Where the other value
 is `None`, both are migrated; where it may be another path, the migration is offered only in the
 editor, its title naming that value (what is given there must become a `.pt2`); where two old
-compiles reach the same loader, neither is migrated, and the note says so.
+compiles reach the same loader (`if ...: so = aot_compile(a, ...) else: so = aot_compile(b,
+...)`, as saifhaq/alma writes it), the two compiles and the loader are migrated together.
 
 **Producer and consumer in different programs.** A folder made by `tempfile.mkdtemp()` or
 `TemporaryDirectory()` in the same run is private: no other program can read what is written
@@ -76,6 +77,13 @@ torch._export.aot_load(path, "cuda")`) in a module whose compiles all write `.pt
 `dlopen ... invalid ELF header`), so the new one is what its callers need. The title says so, and that the loader's device type
 is dropped (a package loads on the type it was compiled for).
 
+**A graph module of unknown origin** given to `torch._inductor.aot_compile` (a parameter, a
+`make_fx` trace in real or fake mode) is re-exported, `torch.export.export(gm, args, strict=True)`,
+offered only in the editor: the old call kept whatever dynamic dims the graph holds (measured:
+the `.module()` of a dynamic export stays dynamic), and the re-export has none. The title says so.
+Where the graph is static (a static export's `.module()`, a real `make_fx` trace) the two agree
+(measured on torch 2.13: `tests/torch/projects/migration/graph_branches`).
+
 No fix, with the reason in the related information, naming the expression and the place, when
 the plan cannot be made whole: a loader whose path is known only at run time and that no compile
 of the project writes (`aot_load(sys.argv[1], ...)`: the producer is elsewhere); the compile's
@@ -85,8 +93,10 @@ compile without an output path returns (a .so in inductor's folder, beside its C
 as that .so: its folder (`os.path.dirname`), its name taken apart (`os.path.splitext`), copied or
 moved (`shutil.copy`), loaded with `ctypes`; an options
 variable that is also read elsewhere (passed on, printed, updated from another dict whose keys are
-unknown), or whose output path or `aot_inductor.package` is set again later; a graph module given to `torch._inductor.aot_compile` that
-this analysis cannot trace to an `ExportedProgram` (re-exporting it would make its dims static);
+unknown), or whose output path or `aot_inductor.package` is set again later; a graph module given to
+`torch._inductor.aot_compile` that is the `.module()` of something this analysis cannot tell is an
+`ExportedProgram`, or a `make_fx(..., tracing_mode="symbolic")` trace (the old call kept its
+symbolic dims; a re-export would make them static);
 a loader's device that cannot be read; an import statement of the file with a syntax error
 (libcst, which rewrites the imports, cannot read it). A loader that asks for another device type than the
 compile used (`aot_load(p, "cpu")` of a CUDA-compiled model) is a bug of its own (AOTI101): the
