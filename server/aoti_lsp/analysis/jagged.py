@@ -141,11 +141,11 @@ def _called(data: bytes, word: str) -> bool:
 
 
 # what qualifies an imported class by its name alone (a package's own name, `from . import M`)
-_PLAIN_IMPORT = re.compile(rb"from[ \t]+\.+[ \t]*import\b")  # a literal first: searched fast
+_PLAIN_IMPORT = lazyre.compile(rb"from[ \t]+\.+[ \t]*import\b")  # a literal first: searched fast
 # an import statement, a parenthesised list of names with it (a `\` continuation: one more line)
-_IMPORT_STATEMENT = re.compile(rb"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)"
-                               rb"|import[ \t]+[^\n]*(?:\\\n[^\n]*)*)", re.M)
-_WORD = re.compile(rb"\w+")
+_IMPORT_STATEMENT = lazyre.compile(rb"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)"
+                                   rb"|import[ \t]+[^\n]*(?:\\\n[^\n]*)*)", re.M)
+_WORD = lazyre.compile(rb"\w+")
 _WORD_BYTE = [chr(b).isalnum() or b == 0x5F or b >= 0x80 for b in range(256)]
 
 
@@ -546,7 +546,7 @@ class ExportSite:
 
 
 _DEFINITIONS = ("class_definition", "function_definition", "decorated_definition")
-CLASS_NAME = re.compile(rb"^[ \t]*class[ \t]+([A-Za-z_]\w*)", re.M)
+CLASS_NAME = lazyre.compile(rb"^[ \t]*class[ \t]+([A-Za-z_]\w*)", re.M)
 
 
 @record("path", "start", "end", "line", "args", "facts")
