@@ -275,6 +275,24 @@ def test_a_so_named_by_a_makefile_is_read_outside_python(tmp_path):
     assert "+runner = torch._inductor.aoti_load_package(f\"export/model.pt2\")" in out.stdout, out.stderr
 
 
+def test_a_refusal_names_the_runner_that_loads_the_so_before_the_readme(tmp_path):
+    """TaufeqRazakh/AOTInductor_Test: the README (first in the walk) mentions model.so, a shell
+    script copies it, inference.cpp loads it: the refusal names the C++ source."""
+    root = _project(tmp_path, {
+        "model.py": """
+            import os, torch
+            so = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": os.path.join(os.getcwd(), "model.so")})
+        """,
+        "README.md": "Run `compile.sh`: it gives you `model.so`.\n",
+        "infer.sh": "cp $src/model.so .\n./inference\n",
+        "inference.cpp": "#include <string>\nint main() {\n  std::string so = \"model.so\";\n}\n",
+    })
+    out = _diff(root)
+    assert out.stdout == "" and "`model.so` is also named in inference.cpp:3:" in out.stdout + out.stderr, out.stderr
+    (root / "inference.cpp").unlink()
+    assert "`model.so` is also named in infer.sh:1:" in _diff(root).stderr
+
+
 SERVING_UTILS = """
     from pathlib import Path
     import torch

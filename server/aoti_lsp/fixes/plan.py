@@ -335,9 +335,21 @@ def _named_outside_python(ctx, key: str) -> str | None:
     return found[1].get(os.path.basename(key))
 
 
+# which mention of a .so a refusal names: the program that loads it, then what runs it, then docs
+_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hpp", ".rs", ".go", ".java")
+_DOCS = (".md", ".rst")
+
+
+def _rank(path: str) -> int:
+    return 0 if path.endswith(_SOURCES) else 2 if path.endswith(_DOCS) else 1
+
+
 def _so_names(root: str, size: int = 1 << 20) -> dict[str, str]:
-    """`.so` file name -> its first mention (`file:line`) in the project's non-Python text files."""
+    """`.so` file name -> its first mention (`file:line`) in the project's non-Python text files,
+    a source file's before a script's or build file's, and those before a document's (a C++
+    runner that loads it says more than the README that mentions it)."""
     out: dict[str, str] = {}
+    ranks: dict[str, int] = {}
     for path in _tree(root, lambda name: (name.endswith(TEXT_FILES) or name in TEXT_NAMES) and not _generated(name)):
         try:
             if os.path.islink(path) or os.path.getsize(path) > size:
@@ -346,10 +358,12 @@ def _so_names(root: str, size: int = 1 << 20) -> dict[str, str]:
                 data = fh.read(size)
         except OSError:
             continue
-        line, at = 1, 0
+        line, at, rank = 1, 0, _rank(path)
         for m in _SO_NAME.finditer(data):
             line, at = line + data.count(b"\n", at, m.start()), m.start()  # counted once over the file
-            out.setdefault(os.path.basename(m.group().decode(errors="replace")), f"{os.path.relpath(path, root)}:{line}")
+            name = os.path.basename(m.group().decode(errors="replace"))
+            if rank < ranks.get(name, 3):
+                out[name], ranks[name] = f"{os.path.relpath(path, root)}:{line}", rank
     return out
 
 
