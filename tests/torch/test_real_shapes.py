@@ -90,7 +90,7 @@ def test_an_editor_only_migration_is_left_by_fix_with_its_reason(shape, tmp_path
     fixed = rs.aoti(FIX, root)
     assert fixed.returncode == 1 and rs.snapshot(root) == pristine, fixed.stdout + fixed.stderr
     assert "fix (unsafe, editor only)" in fixed.stdout, fixed.stdout
-    assert "they become static; there, compile that ExportedProgram instead" in fixed.stdout, fixed.stdout
+    assert "they become static; there, export the model with its dynamic_shapes instead" in fixed.stdout, fixed.stdout
 
 
 OLD_CALL = '''    so_path = torch._inductor.aot_compile(
