@@ -77,7 +77,12 @@ class Context:
     def _aliases(self, final: str) -> list[str]:
         found = self._alias_cache.get(final)
         if found is None:
-            found = self._alias_cache[final] = [a for a in map(_alias_made_by, self.source.identifiers(final)) if a]
+            # a name spelt right before "(" is called, never aliased (`torch._export.aot_load(`):
+            # no parents to climb for most mentions; a tree with errors is read in full
+            data, whole = self.source.data, not self.source.tree.root_node.has_error
+            found = self._alias_cache[final] = [
+                a for a in (_alias_made_by(i) for i in self.source.identifiers(final)
+                            if not (whole and data[i.end_byte:i.end_byte + 1] == b"(")) if a]
         return found
 
     def _token_calls(self, token: str) -> list[tuple[Node, str | None]]:
