@@ -666,7 +666,15 @@ class Model:
 
     def _origin(self, key: str, call: Node) -> str | None:
         """`qualified` for the model an export (or package) call takes, also where it is made as
-        an attribute of an imported module (`models.Pool()`: `pkg.models.Pool`)."""
+        an attribute of an imported module (`models.Pool()`: `pkg.models.Pool`). The summary,
+        aoti_keys and _defined_here ask it of the same calls: found once per analysis."""
+        memo = _shared(self.ctx).setdefault("origins", {})
+        found = memo.get((key, call.id), memo)
+        if found is memo:
+            found = memo[(key, call.id)] = self._origin_of(key, call)
+        return found
+
+    def _origin_of(self, key: str, call: Node) -> str | None:
         found = self.qualified(key, call.start_byte)
         if found is not None or call.type != "call":
             return found
@@ -680,7 +688,15 @@ class Model:
         return None
 
     def _export_behind(self, package: Node) -> Node | None:
-        """The export call whose program an `aoti_compile_and_package` call takes."""
+        """The export call whose program an `aoti_compile_and_package` call takes (asked of
+        each package by the summary, aoti_keys and the checks: found once per analysis)."""
+        memo = _shared(self.ctx).setdefault("export behind", {})
+        found = memo.get(package.id, memo)
+        if found is memo:
+            found = memo[package.id] = self._find_export_behind(package)
+        return found
+
+    def _find_export_behind(self, package: Node) -> Node | None:
         pos, kw, _ = call_args(package)
         first = pos[0] if pos else kw.get("exported_program")
         return self._call_behind(first) if first is not None else None
