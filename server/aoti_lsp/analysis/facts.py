@@ -674,9 +674,20 @@ class Facts:
         return absolute(path).replace(os.sep, "/")
 
     def path_key(self, node: Node | None, at: int) -> str | None:
-        """The artifact key of a path expression (it may hold references to other modules)."""
-        value = self.str_value(node, at)
-        return normalize(value) if value else None
+        """The artifact key of a path expression (it may hold references to other modules);
+        the summaries and every rule ask it of the same paths: normalised once per analysis."""
+        if node is None:
+            return None
+        key = (node.id, at)
+        found = self._path_keys.get(key, self._path_keys)
+        if found is self._path_keys:
+            value = self.str_value(node, at)
+            found = self._path_keys[key] = normalize(value) if value else None
+        return found
+
+    @cached_property
+    def _path_keys(self) -> dict[tuple[int, int], str | None]:
+        return {}
 
     def resolve_key(self, key: str | None) -> str | None:
         """`path_key` with references to other modules' constants resolved through the project."""
