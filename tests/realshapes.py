@@ -43,6 +43,7 @@ SHAPES = [
     Shape("compile_unless_given", (("run.py",),)),  # the loader's path is None or the compile's
     Shape("module_named", (("run.py",),)),  # `gm = export(...).module()`: the program is named and compiled
     Shape("package_files", (("run.py",),)),  # `package_aoti(path, files)` of the package flag's list: absorbed
+    Shape("device_parameter", (("run.py", "--devices", "cpu"),)),  # the loader's device known only at run time
     Shape("package_in_with", (("run.py",),)),  # package_aoti in a `with` body after the compile: the compile moves there
     # a graph module re-exported statically (faithful here, as the title says it must be): editor only
     Shape("graph_branches", (("run.py",),), editor_only=True),

@@ -877,3 +877,25 @@ def test_a_symbolic_make_fx_trace_is_refused_a_static_one_offered(tmp_path, trac
     symbolic = 'is a graph module traced by make_fx(tracing_mode="symbolic") (run.py:'
     assert (symbolic in out.stderr) == refused, out.stderr
     assert ("display-only fix, for the editor" in out.stderr) != refused, out.stderr
+
+
+def test_a_so_a_private_runner_opens_is_not_renamed(tmp_path):
+    """Intel's DLRM example writes its .so to a path known only at run time and opens it with
+    torch._C._aoti.AOTIModelContainerRunnerCpu (a .so only): refused with that reader, not
+    offered as a migration whose .pt2 that runner could not open."""
+    root = _project(tmp_path, {"bench.py": """
+        import os, time, torch
+        def bench(model, example_inputs):
+            tmp_dir = os.path.join(os.getcwd(), f"./aoti-model-{time.time()}")
+            model_dir = f"{tmp_dir}/model.so"
+            torch._export.aot_compile(model, example_inputs, options={"aot_inductor.output_path": model_dir})
+            runner = torch._C._aoti.AOTIModelContainerRunnerCpu(model_dir, 1)
+            return runner.get_call_spec()
+    """})
+    out = _diff(root)
+    assert out.stdout == "", out.stdout
+    assert "`torch._C._aoti.AOTIModelContainerRunnerCpu(model_dir, 1)` (bench.py:6) loads it as a shared library" \
+        in out.stderr, out.stderr
+    check = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "--no-cache", "--output-format", "json", "."],
+                           cwd=root, capture_output=True, text=True, timeout=120)
+    assert [f["fix"] for f in json.loads(check.stdout) if f["code"] == "AOTI001"] == [None]  # nothing offered

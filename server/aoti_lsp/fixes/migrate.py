@@ -1150,6 +1150,38 @@ def _binding_names_output_path(ctx, call: Node, name: str) -> bool:
 
 # -- load ------------------------------------------------------------------------------------
 DEVICE = re.compile(r"^(cpu|cuda|xpu|mps)(?::(\d+))?$")
+RUN_TIME = "run time"  # device_index: the device's index is read when the loader runs
+
+
+def run_time_index(device: str) -> str:
+    """`device_index=` of a device string known only at run time, as aot_load read it: "cuda:1"
+    -> 1; "cuda" and "cpu" -> -1, the loader's default (the current device); None would raise
+    (measured: `incompatible constructor arguments`)."""
+    return f"-1 if torch.device({device}).index is None else torch.device({device}).index"
+
+
+def run_time_device(ctx, call: Node) -> str | None:
+    """The device text of an old loader whose index is read at run time (RUN_TIME), for the title."""
+    try:
+        device = _ts_args(call, ["so_path", "device"]).get("device")
+        if device is not None and device_index(ctx, call, device[0]) == RUN_TIME:
+            return ctx.source.node_text(_bare(device[0]))
+    except (CannotFix, Unsure):
+        pass
+    return None
+
+
+def _plain_read(node: Node) -> bool:
+    """A name, an attribute or a subscript by a literal of one (`device`, `args.device`,
+    `sys.argv[1]`): read twice, it gives the same value (the index expression reads it twice)."""
+    while node.type in ("attribute", "subscript"):
+        if node.type == "subscript" and any(c.type not in ("integer", "string") for c in
+                                            node.named_children[1:] if c.type not in EXTRAS):
+            return False
+        node = node.named_children[0]
+    return node.type == "identifier"
+
+
 DEVICE_UNKNOWN = ("the device `{}` is not known here (a literal, a constant, or a choice between them): "
                   "aoti_load_package takes the device type from the package and only an index (device_index=N)")
 
@@ -1166,7 +1198,10 @@ def load_fix(ctx, call: Node, qualname: str) -> Fix:
     # literal inside this call to it (`aot_load(os.path.join(d, "net.so"), ...)`)
     path = _so_to_pt2(bound["so_path"][0].value)
     args = [_arg(path)]
-    if index is not None:
+    if index == RUN_TIME:
+        device = src.node_text(_bare(_ts_args(call, ["so_path", "device"])["device"][0]))
+        args.append(_arg(cst.parse_expression(run_time_index(device)), "device_index"))
+    elif index is not None:
         args.append(_arg(cst.Integer(index), "device_index"))
     edits = [Edit(call.start_byte, call.end_byte, _call(LOAD, args, _indent(src, call)))]
     return Fix(
@@ -1180,12 +1215,16 @@ def device_index(ctx, call: Node, node: Node) -> str | None:
     """The `device_index=` an old loader's device becomes: None for `"cpu"`/`"cuda"`, N for
     `"cuda:N"`. A device chosen at run time between values that agree on the index (`"cuda" if
     torch.cuda.is_available() else "cpu"`) becomes the same; `device.type` (a torch.device's
-    type: "cuda", never "cuda:1") becomes none either; otherwise CannotFix."""
+    type: "cuda", never "cuda:1") becomes none either. A name (or `args.device`,
+    `sys.argv[1]`) known only at run time gives RUN_TIME: its index is read there
+    (`run_time_index`), as aot_load read it. Otherwise CannotFix."""
     held = ctx.facts.deref(_bare(node), call.start_byte)
     if held is not None and held.type == "attribute" and held.child_by_field_name("attribute").text == b"type":
         return None
     values = _device_values(ctx, node, call.start_byte, 0)
     if values is None:
+        if _plain_read(_bare(node)):
+            return RUN_TIME
         raise CannotFix(DEVICE_UNKNOWN.format(ctx.source.node_text(node)[:40]))
     matches = [DEVICE.match(v) for v in sorted(values)]
     bad = [v for v, m in zip(sorted(values), matches) if m is None]

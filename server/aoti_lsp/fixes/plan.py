@@ -36,6 +36,7 @@ from aoti_lsp.fixes.migrate import (
     load_fix,
     moved_span,
     reexported_graph,
+    run_time_device,
 )
 
 COMPILE_TITLE = "Migrate to torch.export.export + aoti_compile_and_package"
@@ -190,6 +191,8 @@ def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
         notes.append(plan.outside)
     graphs = [n for m in plan.compiles if (n := reexported_graph(m.ctx, m.call, m.qualname)) is not None]
     notes += graphs
+    notes += [f"device_index= reads the index of `{d[:40]}` when it runs, as aot_load did" for m in plan.loads
+              if m.qualname in OLD_LOAD and (d := run_time_device(m.ctx, m.call)) is not None]
     if plan.basis:
         notes.append(plan.basis)
     if notes:
@@ -284,6 +287,7 @@ def _plan(ctx, call: Node) -> Plan:
                 plan.outside = (f"the path {what} is known only at run time and nothing in the project writes it: "
                                 "what it names must become a .pt2 written by aoti_compile_and_package")
             return plan
+        _opened_otherwise(ctx, node)
         # this run's loaders are those its value reaches; another program may be given the path too
         _returned_artifact(ctx, compile_site, plan)
         if _private_by_callers(ctx, compile_site, node):
@@ -838,6 +842,29 @@ def _constant_uses(ctx, start: int) -> None:
             line = ctx.source.lines.line_of(ident.start_byte) + 1
             raise CannotFix(f"the path constant `{name}` is also used for something else "
                             f"({os.path.basename(ctx.source.path)}:{line})")
+
+
+def _opened_otherwise(ctx, path: Node) -> None:
+    """Raises where the name a compile writes its .so to (`model_dir = f"{tmp}/model.so"`, known
+    only at run time) is, as that same binding, also opened as a shared library or taken apart as
+    a string (Intel's DLRM example opens it with `torch._C._aoti.AOTIModelContainerRunnerCpu`, a
+    runner that takes only a .so): renamed to a .pt2, that reader breaks."""
+    names = ctx.names
+    while path.type == "parenthesized_expression" and path.named_child_count == 1:
+        path = path.named_children[0]
+    if path.type != "identifier":
+        return
+    name = path.text.decode()
+    binding = names.lookup(name, path.start_byte, names.scope_of(path))
+    for ident in ctx.facts.idents(name, path.end_byte):
+        if names.lookup(name, ident.start_byte, names.scope_of(ident)) is not binding:
+            continue
+        found = _misuse(ctx, ident, {})
+        if found is not None:
+            expr, why = found
+            raise CannotFix(f"`{ctx.source.node_text(expr)[:60]}` ({_where(ctx, expr)}) {why}: the .so `{name}` "
+                            "names must stay one (a private runner such as AOTIModelContainerRunnerCpu opens only a "
+                            ".so); move that reader to aoti_load_package (C++: AOTIModelPackageLoader) first")
 
 
 def _output_path_entry(value: Node, start: int) -> bool:

@@ -52,7 +52,11 @@ aot_compile(...)`: the path and the ExportedProgram) becomes `so = aoti_compile_
 and `exported = ep` (`_` is dropped): the new call returns the path alone, which would not
 unpack (nor does the old call's on torch 2.13). A device chosen at run time between values that agree on
 the index (`"cuda" if torch.cuda.is_available() else "cpu"`) becomes no `device_index`, as the
-loader takes the device type from the package.
+loader takes the device type from the package; `device.type` of a `torch.device` has no index
+either. A device known only at run time (a parameter, `args.devices[0]`, as pytorch/benchmark's
+model cache passes it) keeps its index as aot_load read it: `device_index=-1 if
+torch.device(d).index is None else torch.device(d).index` (`"cuda"` -> the current device, as
+before; `"cuda:1"` -> 1; `None` would raise), and the title says so.
 
 **A loader that reads the compile's result on some runs only** (a script that compiles unless
 given a compiled model: `so = sys.argv[1] if len(sys.argv) > 1 else None`, then `if so is None:
@@ -91,7 +95,9 @@ result is returned to code this analysis cannot follow; the path constant is als
 shared library (`ctypes.CDLL`) or taken apart as a string (`.replace(".so", ...)`); the path a
 compile without an output path returns (a .so in inductor's folder, beside its C++ source) used
 as that .so: its folder (`os.path.dirname`), its name taken apart (`os.path.splitext`), copied or
-moved (`shutil.copy`), loaded with `ctypes`; an options
+moved (`shutil.copy`), loaded with `ctypes`; a name holding the path (known only at run time)
+that the same code also opens with a private runner (`torch._C._aoti.AOTIModelContainerRunnerCpu`,
+which opens only a `.so`, as Intel's DLRM example does); an options
 variable that is also read elsewhere (passed on, printed, updated from another dict whose keys are
 unknown), or whose output path or `aot_inductor.package` is set again later; a graph module given to
 `torch._inductor.aot_compile` that is the `.module()` of something this analysis cannot tell is an
