@@ -224,11 +224,11 @@ def _arg(value: cst.BaseExpression, keyword: str | None = None) -> cst.Arg:
 
 
 def _call(func: str, args: list[cst.Arg], indent: str | None = None) -> str:
-    """One line, or one argument per line (at `indent` + 4) when the original call spanned lines."""
-    cst = _libcst()
-    if indent is None:
-        return _code(cst.Call(func=cst.parse_expression(func), args=args))
+    """One line, or one argument per line (at `indent` + 4) when the original call spanned lines.
+    Written from the arguments' code (libcst's for a Call would parse `func` each time)."""
     parts = [f"{a.keyword.value}={_code(a.value)}" if a.keyword else _code(a.value) for a in args]
+    if indent is None:
+        return f"{func}({', '.join(parts)})"
     return f"{func}(\n" + "".join(f"{indent}    {p},\n" for p in parts) + f"{indent})"
 
 
