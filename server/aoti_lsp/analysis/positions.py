@@ -45,6 +45,12 @@ class LineIndex:
     def line_of(self, offset: int) -> int:
         return bisect_right(self.starts, offset) - 1
 
+    def whole_lines(self, start: int, end: int) -> tuple[int, int]:
+        """(the start of the line holding `start`, the start of the line after the one holding
+        `end`, or the buffer's end): the lines a statement spans, endings included."""
+        last = self.line_of(end)
+        return self.starts[self.line_of(start)], self.starts[last + 1] if last + 1 < len(self.starts) else len(self.data)
+
     def line_bytes(self, line: int) -> bytes:
         start = self.starts[line]
         if line + 1 < len(self.starts):

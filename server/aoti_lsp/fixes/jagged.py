@@ -760,10 +760,7 @@ def move_guard(ctx, model: Model, flow: Flow, target: Target, stmt: Node, form: 
         value_text = src.node_text(value_node) if value_node is not None else "None"
         code = Code.of(value_text).map(lambda t, m=mapping: substitute(t, m))
         pieces.append(call_guard(ctx, site, cond_text, code, unit))
-    start_line = src.lines.line_of(stmt.start_byte)
-    end_line = src.lines.line_of(stmt.end_byte)
-    end = src.lines.starts[end_line + 1] if end_line + 1 < src.lines.line_count else len(src.data)
-    pieces.append((src.lines.starts[start_line], end, Code.of("")))
+    pieces.append((*src.lines.whole_lines(stmt.start_byte, stmt.end_byte), Code.of("")))
     return build_fix("Move the guard to the callers of the package", pieces, Applicability.UNSAFE)
 
 

@@ -413,9 +413,7 @@ def _absorbed(src, stmt: Node, reader: Node, hoist: list[Node]) -> list[Edit]:
 def _own_lines(src, node: Node) -> tuple[int, int] | None:
     """The whole lines of a statement that has them to itself (a comment after it goes with it);
     None where it shares one with other code."""
-    start = src.lines.starts[src.lines.line_of(node.start_byte)]
-    end_line = src.lines.line_of(node.end_byte)
-    end = src.lines.starts[end_line + 1] if end_line + 1 < len(src.lines.starts) else len(src.data)
+    start, end = src.lines.whole_lines(node.start_byte, node.end_byte)
     rest = src.data[node.end_byte:end].strip()
     if src.data[start:node.start_byte].strip() or (rest and not rest.startswith(b"#")):
         return None
@@ -787,10 +785,7 @@ def _drop_only_entry(src, pair: Node) -> Edit:
     after = pair.next_sibling
     if after is not None and after.type == ",":
         end = after.end_byte
-    lines = src.lines
-    first, last = lines.line_of(pair.start_byte), lines.line_of(end)
-    start = lines.starts[first]
-    stop = lines.starts[last + 1] if last + 1 < lines.line_count else len(src.data)
+    start, stop = src.lines.whole_lines(pair.start_byte, end)
     if src.data[start:pair.start_byte].strip() or src.data[end:stop].strip():
         return Edit(pair.start_byte, end, "")
     return Edit(start, stop, "")
@@ -852,10 +847,7 @@ def _drop_statement(src, stmt: Node) -> Edit:
     siblings = [c for c in stmt.parent.named_children if c.type != "comment"]
     if stmt.parent.type == "block" and len(siblings) == 1:
         return Edit(stmt.start_byte, stmt.end_byte, "pass")
-    lines = src.lines
-    start_line, end_line = lines.line_of(stmt.start_byte), lines.line_of(stmt.end_byte)
-    start = lines.starts[start_line]
-    end = lines.starts[end_line + 1] if end_line + 1 < lines.line_count else len(src.data)
+    start, end = src.lines.whole_lines(stmt.start_byte, stmt.end_byte)
     if src.data[start : stmt.start_byte].strip() or src.data[stmt.end_byte : end].strip():
         return Edit(stmt.start_byte, stmt.end_byte, "pass")
     return Edit(start, end, "")
@@ -894,10 +886,10 @@ def _files_read(ctx, call: Node) -> tuple[str, str] | None:
         compiled = _statement(call)
         if stmt.parent.id == compiled.parent.id and _bound_between(ctx, first, call.end_byte, reads[0].start_byte):
             todo = f"its path `{_short(ctx, first, 30)}` is bound after the compile: bind it before, and the migration passes it as package_path="
-        elif not _runs_once_after(compiled, stmt):
+        elif (joined := _joined(compiled, stmt)) is None:
             todo = ("it may not run once after the compile (a loop or a branch between): in the compile's block, or in "
                     "a `with` body after it, the migration passes its path as package_path=")
-        elif (active := _active_between(ctx, compiled, stmt)) is not None:
+        elif (active := _active_between(ctx, joined)) is not None:
             todo = (f"`{_short(ctx, active, 40)}` ({_where(ctx, active)}) runs between the two and may change what the "
                     "compile reads: with plain bindings alone between, the migration compiles where package_aoti is")
     return f"`{_short(ctx, stmt)}` ({_where(ctx, reads[0])})", todo
@@ -931,7 +923,7 @@ def package_reader(ctx, call: Node) -> Reader | None:
     block, the compile stays where it is when `path` reads nothing bound in between but plain
     bindings that can move up (_hoistable). Otherwise the compile moves down to that statement
     (`with tempfile.TemporaryDirectory() as d:` binding `path`'s folder after it, as in
-    ExecuTorch's tests) where it runs once whenever the compile ran (_runs_once_after) and reads
+    ExecuTorch's tests) where it runs once whenever the compile ran (_joined) and reads
     nothing bound in between."""
     stmt = call.parent
     left = stmt.child_by_field_name("left") if stmt is not None and stmt.type == "assignment" else None
@@ -964,8 +956,8 @@ def package_reader(ctx, call: Node) -> Reader | None:
                 and _unmovable(ctx, dst, reader.start_byte, reader.start_byte) is None \
                 and (hoist := _hoistable(ctx, call, stmt.parent, outer)):  # (`a = 1; files = ...` shares its line)
             return Reader(outer, dst, hoist, False)
-    if not _runs_once_after(stmt.parent, outer) or _own_lines(ctx.source, stmt.parent) is None \
-            or _active_between(ctx, stmt.parent, outer) is not None:
+    joined = _joined(stmt.parent, outer)
+    if joined is None or _own_lines(ctx.source, stmt.parent) is None or _active_between(ctx, joined) is not None:
         return None
     try:
         bound = _ts_args(call, ["f", "args", "kwargs"])
@@ -1017,35 +1009,34 @@ def absorbed_reader(ctx, call: Node) -> Reader | None:
     return package_reader(ctx, call)
 
 
-def _runs_once_after(first: Node, later: Node) -> bool:
-    return _joined(first, later) is not None
+def _siblings(node: Node, forward: bool, stop: Node | None = None) -> list[Node]:
+    """The statements after `node` in its block (before it, nearest first, where not `forward`), up to `stop`."""
+    out = []
+    sib = node.next_named_sibling if forward else node.prev_named_sibling
+    while sib is not None and (stop is None or sib.id != stop.id):
+        out.append(sib)
+        sib = sib.next_named_sibling if forward else sib.prev_named_sibling
+    return out
 
 
-def _active_between(ctx, first: Node, later: Node) -> Node | None:
-    """The first statement (or `with` item) that runs between `first` and `later` (_joined) and
-    may change what a compile moved from one to the other reads (the model's weights through
+def _with_items(stmt: Node) -> list[Node]:
+    """The context expressions of a `with` statement (`tempfile.TemporaryDirectory() as d`)."""
+    return [item.child_by_field_name("value") for item in stmt.named_children[0].named_children if item.type == "with_item"]
+
+
+def _active_between(ctx, joined: tuple[list[Node], list[Node]]) -> Node | None:
+    """The first statement (or `with` item) that runs between the two ends of `joined` (_joined)
+    and may change what a compile moved from one to the other reads (the model's weights through
     `model.load_state_dict(...)`, any call): None where all are plain bindings of literals and
     calls that change nothing (INERT) and `with` items such as `tempfile.TemporaryDirectory()`."""
-    a, b = _joined(first, later)
+    a, b = joined
     runs: list[Node] = []
     for node in a[:-1]:  # the rest of each block the compile sits in, then each `with`'s exit
-        sib = node.next_named_sibling
-        while sib is not None:
-            runs.append(sib)
-            sib = sib.next_named_sibling
-    sib = a[-1].next_named_sibling
-    while sib is not None and sib.id != b[-1].id:
-        runs.append(sib)
-        sib = sib.next_named_sibling
+        runs += _siblings(node, True)
+    runs += _siblings(a[-1], True, b[-1])
     for outer, inner in zip(reversed(b), reversed(b[:-1])):  # each `with` entered, then its body up to the next
-        runs += [item.child_by_field_name("value") for item in outer.named_children[0].named_children
-                 if item.type == "with_item"]
-        sib = inner.prev_named_sibling
-        while sib is not None:
-            runs.append(sib)
-            sib = sib.prev_named_sibling
-    runs += [item.child_by_field_name("value") for w in a[1:] for item in w.named_children[0].named_children
-             if item.type == "with_item"]
+        runs += _with_items(outer) + _siblings(inner, False)
+    runs += [item for w in a[1:] for item in _with_items(w)]
     for node in runs:
         if node.type in ("comment", "pass_statement"):
             continue
@@ -1087,11 +1078,9 @@ def _hoistable(ctx, call: Node, first: Node, last: Node) -> list[Node]:
     compile does not read: moved above the compile, they change nothing (`aoti_path = "x.pt2"`
     between the compile and package_aoti, as in ExecuTorch's test). [] where one is not."""
     out, moved = [], set()
-    node = first.next_named_sibling
     reads = {n.text for n in _names_read(call)}
-    while node is not None and node.id != last.id:
+    for node in _siblings(first, True, last):
         if node.type == "comment":
-            node = node.next_named_sibling
             continue
         assign = node.named_children[0] if node.type == "expression_statement" and node.named_child_count == 1 else None
         left = assign.child_by_field_name("left") if assign is not None and assign.type == "assignment" else None
@@ -1102,7 +1091,6 @@ def _hoistable(ctx, call: Node, first: Node, last: Node) -> list[Node]:
             return []
         out.append(node)
         moved.add(left.text)
-        node = node.next_named_sibling
     return out
 
 
@@ -1193,14 +1181,14 @@ def load_fix(ctx, call: Node, qualname: str) -> Fix:
     _, bound = _args(src.node_text(call), ["so_path", "device"])
     if "so_path" not in bound or "device" not in bound:
         raise CannotFix("the path or the device is missing")
-    index = device_index(ctx, call, _ts_args(call, ["so_path", "device"])["device"][0])
+    device = _ts_args(call, ["so_path", "device"])["device"][0]
+    index = device_index(ctx, call, device)
     # its `.so` text renamed as the compile's path is (`_so_to_pt2` there too): the plan leaves a
     # literal inside this call to it (`aot_load(os.path.join(d, "net.so"), ...)`)
     path = _so_to_pt2(bound["so_path"][0].value)
     args = [_arg(path)]
     if index == RUN_TIME:
-        device = src.node_text(_bare(_ts_args(call, ["so_path", "device"])["device"][0]))
-        args.append(_arg(cst.parse_expression(run_time_index(device)), "device_index"))
+        args.append(_arg(cst.parse_expression(run_time_index(src.node_text(_bare(device)))), "device_index"))
     elif index is not None:
         args.append(_arg(cst.Integer(index), "device_index"))
     edits = [Edit(call.start_byte, call.end_byte, _call(LOAD, args, _indent(src, call)))]

@@ -426,8 +426,8 @@ def _maybe_loads(ctx, site, plan: Plan) -> None:
     ...)`) joins the plan: the compiles and the loader migrate together."""
     facts = ctx.facts
     for load, others in facts.maybe_loads_of_value(site.call):
-        rivals = [facts.compile_of(v) for v in others if facts.compile_of(v) is not None]
-        for rival in rivals:
+        held = [(v, facts.compile_of(v)) for v in others]
+        for rival in (r for _, r in held if r is not None):
             if rival.path_node is not None:  # it writes a path of its own: that artifact is planned by its key
                 raise CannotFix(f"`{ctx.source.node_text(load.call)[:60]}` ({_where(ctx, load.call)}) loads the .so of "
                                 f"the compile at {_where(ctx, site.call)} on some runs and the file the one at "
@@ -435,7 +435,7 @@ def _maybe_loads(ctx, site, plan: Plan) -> None:
             _returned_artifact(ctx, rival, plan)
         if any(m.ctx is ctx and m.call.id == load.call.id for m in plan.loads):
             continue
-        others = [v for v in others if facts.compile_of(v) is None]
+        others = [v for v, rival in held if rival is None]
         plan.loads.append(Member(ctx, load.call, load.qualname))
         if others and plan.outside is None:
             plan.outside = (f"`{ctx.source.node_text(load.path_node)[:40]}` ({_where(ctx, load.call)}) may also hold "
