@@ -56,6 +56,27 @@ FALLBACKS = {
 
 # the same calls where the old API is the main path: reported
 PRIMARY = {
+    # inductor-rs: the `try` imports the new function as a module, which always fails, so the
+    # `except ImportError:` branch is the path that always runs
+    "broken_new_import": ("""
+        import torch
+        def build(ep, x, out):
+            try:
+                from torch._inductor.aoti_compile_and_package import aoti_compile_and_package
+                return aoti_compile_and_package(ep, package_path=out)
+            except ImportError:
+                from torch._inductor import aot_compile
+                return aot_compile(ep.module(), (x,))
+    """, 1),
+    "broken_new_import_plain": ("""
+        import torch
+        def load(p):
+            try:
+                import torch._inductor.aoti_load_package
+                return torch._inductor.aoti_load_package(p)
+            except ImportError:
+                return torch._export.aot_load(p, "cpu")
+    """, 1),
     "old_first_new_in_except": ("""
         import torch
         def load(p):

@@ -899,3 +899,50 @@ def test_a_so_a_private_runner_opens_is_not_renamed(tmp_path):
     check = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "--no-cache", "--output-format", "json", "."],
                            cwd=root, capture_output=True, text=True, timeout=120)
     assert [f["fix"] for f in json.loads(check.stdout) if f["code"] == "AOTI001"] == [None]  # nothing offered
+
+
+@pytest.mark.parametrize("between, blocker", [
+    ("list(gm.graph.nodes)[3].replace_all_uses_with(s)\n        gm.graph.eliminate_dead_code()",
+     "`gm` is changed after `ep.module()` made it: `list(gm.graph.nodes)[3].replace_all_uses_with(s)` (run.py:6)"),
+    ('gm.to("cuda")', '`gm` is changed after `ep.module()` made it: `gm.to("cuda")` (run.py:6)'),
+    ("patch(gm)", "`gm` is changed after `ep.module()` made it: `patch(gm)` (run.py:6)"),
+    ("g = gm.graph", "`gm` has a part bound to a name, which may change it, after `ep.module()` made it: `g = gm.graph`"),
+    ("print(gm)\n        expected = gm(x)\n        n = len(gm.graph.nodes)\n        gm.print_readable()", None),
+])
+def test_a_module_changed_after_module_is_not_compiled_as_its_program(tmp_path, between, blocker):
+    """torch-xpu-ops edits `ep.module()`'s graph by hand, then compiles the edited module: `ep`
+    does not hold the edit (measured, tests/torch/test_migration.py), so compiling `ep` in its
+    place would drop it. Reading, printing or running the module changes nothing."""
+    root = _project(tmp_path, {"run.py": f"""
+    import torch
+    def build(model, x):
+        ep = torch.export.export(model, (x,))
+        gm = ep.module()
+        s = 2
+        {between}
+        so = torch._inductor.aot_compile(gm, (x,))
+        return torch._export.aot_load(so, "cpu")
+    """})
+    out = _diff(root)
+    if blocker is None:
+        assert "+    so = torch._inductor.aoti_compile_and_package(ep)" in out.stdout, out.stdout + out.stderr
+        return
+    assert out.stdout == "", out.stdout
+    assert blocker in out.stderr, out.stderr
+    assert "`ep` does not hold a change of its module, so it cannot be compiled in the module's place" in out.stderr
+
+
+def test_a_result_returned_by_a_method_names_the_method(tmp_path):
+    """torch_musa's AOTIRunnerUtil.compile returns the .so to its class's other methods: the
+    refusal names the method (it said "`a function`")."""
+    root = _project(tmp_path, {"util.py": """
+    import torch
+    class Runner:
+        @staticmethod
+        def compile(model, x):
+            so_path = torch._inductor.aot_compile(model, (x,))
+            return so_path
+    """})
+    err = _diff(root).stderr
+    assert ("its result is returned by the method `Runner.compile` (util.py:6), whose callers this analysis "
+            "does not follow") in err, err

@@ -15,6 +15,11 @@ from aoti_lsp.analysis.source import descendants
 from aoti_lsp.analysis.treesitter import Node
 
 NEW_NAMES = (b"aoti_compile_and_package", b"aoti_load_package", b"load_package")
+# the new API's functions, which are not modules: importing one as a module always fails
+# (torch 2.13: ModuleNotFoundError; tests/torch/test_deprecation.py), so a `try` doing that
+# never takes the new path and its `except ImportError:` branch always runs (inductor-rs)
+NOT_MODULES = ("torch._inductor.aoti_compile_and_package", "torch._inductor.aoti_load_package",
+               "torch._inductor.package.load_package")
 _SCOPES = ("function_definition", "class_definition", "lambda", "module")
 
 
@@ -59,7 +64,8 @@ def is_fallback(call: Node) -> bool:
         elif parent.type == "except_clause":
             branches = parent.parent
             if branches is not None and branches.type == "try_statement" \
-                    and _new_api(branches.child_by_field_name("body")):
+                    and _new_api(branches.child_by_field_name("body")) \
+                    and failing_import(branches.child_by_field_name("body")) is None:
                 return True
         elif parent.type == "if_statement" and node == parent.child_by_field_name("consequence"):
             condition = parent.child_by_field_name("condition")
@@ -69,3 +75,34 @@ def is_fallback(call: Node) -> bool:
             return True
         node = parent
     return False
+
+
+def failing_import(body: Node | None) -> Node | None:
+    """The import in a `try` body that imports a new-API function as a module (`from
+    torch._inductor.aoti_compile_and_package import aoti_compile_and_package`): it always fails."""
+    if body is None or not any(name.encode() in body.text for name in NOT_MODULES):
+        return None
+    for stmt in descendants(body, skip=_SCOPES):
+        if stmt.type == "import_from_statement":
+            module = stmt.child_by_field_name("module_name")
+            if module is not None and module.text.decode() in NOT_MODULES:
+                return stmt
+        elif stmt.type == "import_statement":
+            for name in stmt.children_by_field_name("name"):
+                dotted = name.child_by_field_name("name") if name.type == "aliased_import" else name
+                if dotted is not None and dotted.text.decode() in NOT_MODULES:
+                    return stmt
+    return None
+
+
+def broken_fallback(call: Node) -> Node | None:
+    """The always-failing import of the `try` whose `except` holds `call` (failing_import)."""
+    node = call
+    while node.parent is not None and node.type not in _SCOPES:
+        parent = node.parent
+        if parent.type == "except_clause" and parent.parent is not None and parent.parent.type == "try_statement":
+            found = failing_import(parent.parent.child_by_field_name("body"))
+            if found is not None:
+                return found
+        node = parent
+    return None

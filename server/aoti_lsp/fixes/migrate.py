@@ -560,13 +560,90 @@ def bound_program(ctx, model: Node) -> tuple[Node, Node | None] | None:
         name = program.text.decode()
         here = ctx.names.lookup(name, model.start_byte, ctx.names.scope_of(model))
         there = ctx.names.lookup(name, program.start_byte, ctx.names.scope_of(program))
-        return (program, None) if here is not None and here is there else None
+        if here is None or here is not there:
+            return None
+        changed = _module_changed(ctx, model, _bare(value))
+        if changed is not None:
+            stmt, how = changed
+            what = "is changed" if how == "changes" else "has a part bound to a name, which may change it,"
+            raise CannotFix(f"`{model.text.decode()}` {what} after `{name}.module()` made it: "
+                            f"`{' '.join(ctx.source.node_text(stmt).split())[:60]}` ({_where(ctx, stmt)}); "
+                            f"`{name}` does not hold a change of its module, so it cannot be compiled in the module's place")
+        return program, None
     assign = _bare(value).parent
     stmt = assign.parent if assign is not None and assign.type == "assignment" else None
     if program.type == "call" and ctx.facts.qualname(program) in PROGRAMS and stmt is not None \
             and stmt.type == "expression_statement" and stmt.parent is not None and stmt.parent.type in ("block", "module") \
             and ctx.names.scope_of(stmt) is ctx.names.scope_of(model):
         return program, stmt
+    return None
+
+
+# what may be done with `gm = ep.module()` before it is compiled, `ep` compiled in its place:
+# read it, print it, run it (anything else may change the module, not the program: a graph
+# edited by hand, `gm.to("cuda")`, a function given it)
+READS_ONLY = {"print", "len", "str", "repr", "type", "isinstance", "id", "hash"}
+READ_THROUGH = READS_ONLY | {"list", "tuple", "iter", "next", "sorted", "reversed", "enumerate"}
+READ_ATTRIBUTES = {b"print_readable", b"code", b"print_tabular"}
+
+
+def _module_changed(ctx, model: Node, value: Node) -> tuple[Node, str] | None:
+    """(the statement, how) of the first use of `gm` between `gm = ep.module()` (`value` the
+    call) and the compile's `gm` (`model`) that may change the module: torch-xpu-ops edits
+    `list(gm.graph.nodes)[3]` and compiles the edited module, and compiling `ep` would drop the
+    edit. A use that changes it is named before one that binds a part of it to a name."""
+    name = model.text.decode()
+    bound = None
+    for ident in ctx.facts.idents(name, value.end_byte, model.start_byte):
+        parent = ident.parent
+        if parent is not None and parent.type in ("keyword_argument", "attribute") \
+                and parent.child_by_field_name("name" if parent.type == "keyword_argument" else "attribute") == ident:
+            continue  # `f(gm=...)`, `x.gm`: not this name
+        how = _use_of_module(ctx, ident)
+        if how is None:
+            continue
+        stmt = ident
+        while stmt.parent is not None and stmt.parent.type not in ("block", "module"):
+            stmt = stmt.parent
+        if how == "changes":
+            return stmt, how
+        bound = bound or (stmt, how)
+    return bound
+
+
+def _use_of_module(ctx, ident: Node) -> str | None:
+    """"changes" where the expression `ident` (the module) starts may change it (a method
+    called on a part of it, an assignment into it, a call given it, a loop over it), "binds"
+    where a part of it is bound to a name, None where it is only read or run."""
+    node = ident
+    while node.parent is not None:
+        parent = node.parent
+        t = parent.type
+        if t == "parenthesized_expression" or (t == "attribute" and parent.child_by_field_name("object") == node) \
+                or (t == "subscript" and parent.child_by_field_name("value") == node):
+            node = parent
+            continue
+        if t == "call" and parent.child_by_field_name("function") == node:
+            if node is ident or (node.type == "attribute" and node.child_by_field_name("attribute").text in READ_ATTRIBUTES):
+                return None  # `gm(x)` runs it, `gm.print_readable()`: new values
+            return "changes"  # `gm.graph.eliminate_dead_code()`
+        if t == "argument_list":
+            call = parent.parent
+            func = call.child_by_field_name("function")
+            builtin = func is not None and func.type == "identifier" and func.text.decode() in READ_THROUGH \
+                and ctx.names.lookup(func.text.decode(), call.start_byte, ctx.names.scope_of(call)) is None
+            if not builtin:
+                return "changes"
+            if func.text.decode() in READS_ONLY:
+                return None  # `print(gm)`, `len(gm.graph.nodes)`
+            node = call  # `list(gm.graph.nodes)`: its parts, still
+            continue
+        if t in ("assignment", "augmented_assignment"):
+            return "binds" if parent.child_by_field_name("right") == node else "changes"
+        if t in ("for_statement", "for_in_clause", "pattern_list", "tuple", "list", "as_pattern", "named_expression",
+                 "keyword_argument", "pair", "delete_statement"):
+            return "changes"
+        return None
     return None
 
 

@@ -14,6 +14,7 @@ in the editor, never applied by `--fix` or fix-all, and says which device it dro
 from __future__ import annotations
 
 import os
+import sys
 
 from aoti_lsp import lazyre
 from aoti_lsp.analysis import findings
@@ -410,6 +411,7 @@ def _returned_artifact(ctx, site, plan: Plan) -> Plan:
     plan.producers += 1
     if site.qualname in OLD_COMPILE:  # on the new API already: only its old loaders change
         _old_output_uses(ctx, site)
+        plan.outside = plan.outside or _unread_reader(ctx, site)
         plan.compiles.append(Member(ctx, site.call, site.qualname))
     plan.loads += [m for m in _value_loads(ctx, site)
                    if not any(n.ctx is m.ctx and n.call.id == m.call.id for n in plan.loads)]
@@ -465,6 +467,29 @@ def _old_output_uses(ctx, site) -> None:
             parent, why = found
             raise CannotFix(f"its result is also used as the old .so: `{ctx.source.node_text(parent)[:60]}` "
                             f"({_where(ctx, parent)}) {why}")
+
+
+def _unread_reader(ctx, site) -> str | None:
+    """The title note where the compile's value is given to a function imported from outside
+    torch and the standard library (torch_musa's own `load_package`, which opens the old call's
+    .so or list of files; an artifact store): what it does with the file is not read here, so
+    the migration is the user's call. None where no such call is given it."""
+    for value in ctx.facts.flows(site.call):
+        node = value
+        while node.parent is not None and node.parent.type in ("parenthesized_expression", "keyword_argument"):
+            node = node.parent
+        if node.parent is None or node.parent.type != "argument_list":
+            continue
+        call = node.parent.parent
+        qualname = ctx.facts.qualname(call)
+        if qualname is None or qualname.split(".")[0] in _KNOWN_MODULES:
+            continue
+        return (f"gives it to `{qualname}` ({_where(ctx, call)}), which this analysis does not read: "
+                "that must read the .pt2 the new call writes")
+    return None
+
+
+_KNOWN_MODULES = frozenset({"torch", "builtins", *sys.stdlib_module_names})
 
 
 def _from_params(ctx, call: Node, path: Node) -> tuple[Node, list, set] | None:
@@ -608,10 +633,28 @@ def _value_loads(ctx, site, strict: bool = True) -> list[Member]:
         name = facts.returning_function(parent)
         elsewhere = _loads_of_function(ctx, name) if name is not None else []
         if not elsewhere and strict:
-            raise CannotFix(f"its result is returned by `{name or 'a function'}` ({_where(ctx, parent)}) to code "
+            if name is None:  # a method or a nested function: its callers are not followed
+                raise CannotFix(f"its result is returned by {_function_label(parent)} ({_where(ctx, parent)}), whose "
+                                "callers this analysis does not follow: the loader of the .so cannot be changed with it")
+            raise CannotFix(f"its result is returned by `{name}` ({_where(ctx, parent)}) to code "
                             "this analysis cannot follow: the loader of the .so cannot be changed with it")
         out += elsewhere
     return out
+
+
+def _function_label(ret: Node) -> str:
+    """"the method `Runner.compile`", "the function `build`" (nested), "a lambda": what holds `ret`."""
+    func = ret.parent
+    while func is not None and func.type not in ("function_definition", "lambda"):
+        func = func.parent
+    if func is None or func.type == "lambda":
+        return "a lambda"
+    name = func.child_by_field_name("name").text.decode()
+    holder = func.parent.parent if func.parent is not None and func.parent.type == "decorated_definition" else func.parent
+    owner = holder.parent if holder is not None and holder.type == "block" else None
+    if owner is not None and owner.type == "class_definition":
+        return f"the method `{owner.child_by_field_name('name').text.decode()}.{name}`"
+    return f"the function `{name}`"
 
 
 def _loads_of_function(ctx, name: str) -> list[Member]:

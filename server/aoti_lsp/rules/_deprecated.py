@@ -7,9 +7,9 @@ from __future__ import annotations
 import functools
 
 from aoti_lsp.analysis import findings
-from aoti_lsp.analysis.compat import is_fallback
+from aoti_lsp.analysis.compat import broken_fallback, is_fallback
 from aoti_lsp.analysis.deprecations import for_code
-from aoti_lsp.analysis.findings import Applicability, Finding, Fix, LazyFix, Related
+from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix, LazyFix, Related
 from aoti_lsp.fixes.migrate import CannotFix, drop_import_name, uses_outside
 from aoti_lsp.fixes.plan import migration
 from aoti_lsp.analysis.names import IMPORT
@@ -74,7 +74,10 @@ project loads the `.so` (a C++ runner, another repository, a path passed on the 
 loaded by another program), the migration is offered only in the editor (unsafe, editor only), its title
 saying what must change elsewhere: that reader must move to `aoti_load_package` (C++:
 `AOTIModelPackageLoader`) in the same change, and a path given at run time must end in `.pt2`.
-Migrate both sides together; `--fix` never applies it. One loader of that kind is migrated by
+Migrate both sides together; `--fix` never applies it. The same holds where the compile's
+result is given to a function imported from outside torch and the standard library (a vendor's
+own `load_package`, which opens the old call's `.so` or list of files; an artifact store): the
+title names that function, which must read the `.pt2` the new call writes. One loader of that kind is migrated by
 `--fix --unsafe-fixes`: a helper nothing in the project calls (`def aot_load(path): return
 torch._export.aot_load(path, "cuda")`) in a module whose compiles all write `.pt2` packages with
 `aoti_compile_and_package`: the old loader cannot open what that module makes (torch 2.13:
@@ -91,7 +94,10 @@ Where the graph is static (a static export's `.module()`, a real `make_fx` trace
 No fix, with the reason in the related information, naming the expression and the place, when
 the plan cannot be made whole: a loader whose path is known only at run time and that no compile
 of the project writes (`aot_load(sys.argv[1], ...)`: the producer is elsewhere); the compile's
-result is returned to code this analysis cannot follow; the path constant is also loaded as a
+result is returned to code this analysis cannot follow (a method's callers are not followed);
+`gm = ep.module()` changed before it is compiled (its graph edited by hand, `gm.to(...)`, `gm`
+given to a function: compiling `ep` in its place would drop the change, measured, since
+`ep.module()` makes a new graph); the path constant is also loaded as a
 shared library (`ctypes.CDLL`) or taken apart as a string (`.replace(".so", ...)`); the path a
 compile without an output path returns (a .so in inductor's folder, beside its C++ source) used
 as that .so: its folder (`os.path.dirname`), its name taken apart (`os.path.splitext`), copied or
@@ -118,7 +124,11 @@ FALLBACKS = """
 or failed is kept on purpose beside the new path: the `else` of `if hasattr(torch._inductor,
 "aoti_compile_and_package")` (or the body of `if not hasattr(...)`), the `except` of a `try` that
 imports or calls `aoti_load_package`, and code after such a `try` that returns. Migrating it would
-duplicate the branch that is already there. A branch chosen by an option (`if package: <new>
+duplicate the branch that is already there. Unless the `try` imports the new function as a
+module (`from torch._inductor.aoti_compile_and_package import aoti_compile_and_package`): that
+import always fails (torch 2.13: `ModuleNotFoundError`), so the old branch always runs. It is
+reported, and the fix imports the function from its module (`from torch._inductor import ...`),
+which makes the new path run (unsafe: what runs changes). A branch chosen by an option (`if package: <new>
 else: <old>`, the `.so` a C++ runner loads) is not a fallback: it is reported."""
 
 
@@ -137,7 +147,17 @@ class DeprecatedCall(Rule):
             func = call.child_by_field_name("function")
             message = self.message(qualname, symbols[qualname])
             fix, related = None, []
-            if not call.has_error and _broken_import(ctx):
+            failing = broken_fallback(call)
+            if failing is not None:  # the new path above never runs: this one always does
+                fix = _import_fix(ctx, failing)
+                module = failing.child_by_field_name("module_name") or failing
+                related.append(Related(failing.start_byte, failing.end_byte, (
+                    f"`{ctx.source.node_text(module)[:60]}` (line {ctx.source.lines.line_of(failing.start_byte) + 1}) "
+                    "names a function, not a module: that import always fails, so this fallback always runs; "
+                    "import the function from its module instead")))
+            if fix is not None:
+                pass  # the new path made to run: the fallback is left as the author wrote it
+            elif not call.has_error and _broken_import(ctx):
                 related.append(Related(func.start_byte, func.end_byte,
                                        "no automatic fix: an import statement of this file has a syntax error"))
             elif not call.has_error:
@@ -162,6 +182,21 @@ class DeprecatedCall(Rule):
                         self.code, f"`{b.target}` is deprecated and imported but never used: remove the import",
                         start, end, deprecated=True, unnecessary=True, fix=fix,
                     )
+
+
+def _import_fix(ctx, failing) -> Fix | None:
+    """`from torch._inductor.aoti_compile_and_package import aoti_compile_and_package` ->
+    `from torch._inductor import aoti_compile_and_package`: the `try`'s new path then runs (a
+    behaviour change, what its author meant: unsafe). None for another shape of import."""
+    module = failing.child_by_field_name("module_name")
+    if failing.type != "import_from_statement" or module is None or failing.has_error:
+        return None
+    parent, _, final = module.text.decode().rpartition(".")
+    names = [n.text.decode() for n in failing.children_by_field_name("name")]
+    if names != [final]:
+        return None
+    return Fix(f"Import `{final}` from `{parent}` (the import above always fails: the fallback always runs)",
+               (Edit(module.start_byte, module.end_byte, parent),), Applicability.UNSAFE)
 
 
 def _broken_import(ctx) -> bool:
