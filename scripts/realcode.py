@@ -42,7 +42,10 @@ REASON_KINDS = (
                                  r"|command line|argv|consumer", re.I)),
     ("computed-path", re.compile(r"computed at run time|cannot all be found|cannot follow", re.I)),
     ("graph-module", re.compile(r"graph module|module of something", re.I)),
-    ("files-read", re.compile(r"package's files", re.I)),
+    ("files-read", re.compile(r"package's files|no such siblings", re.I)),
+    ("graph-edited", re.compile(r"is changed after|has a part bound to a name", re.I)),
+    ("broken-fallback", re.compile(r"names a function, not a module|import above always fails", re.I)),
+    ("vendor-reader", re.compile(r"which this analysis does not read", re.I)),
 )
 
 
