@@ -946,3 +946,26 @@ def test_a_result_returned_by_a_method_names_the_method(tmp_path):
     err = _diff(root).stderr
     assert ("its result is returned by the method `Runner.compile` (util.py:6), whose callers this analysis "
             "does not follow") in err, err
+
+
+@pytest.mark.parametrize("around", [
+    'with config.patch({"aot_inductor.package": True}):',
+    'with torch.no_grad(), config.patch("aot_inductor.package", True):',
+])
+def test_config_patch_setting_package_around_the_call_is_read_as_the_option(tmp_path, around):
+    """torch_musa's tests set aot_inductor.package with `config.patch` around the old call, not in
+    its options: the old call then returns a list of files, which `for f in files` reads."""
+    root = _project(tmp_path, {"run.py": f"""
+    import shutil
+    import torch
+    from torch._inductor import config
+    def build(model, x, dst):
+        {around}
+            files = torch._export.aot_compile(model, (x,))
+        for f in files:
+            shutil.copy(f, dst)
+    """})
+    out = _diff(root)
+    assert out.stdout == "", out.stdout
+    assert "sets aot_inductor.package around it: the old call returns the package's files (a list), read at run.py:7" \
+        in out.stderr, out.stderr

@@ -203,6 +203,60 @@ def compile_check(ctx, call: Node, qualname: str) -> None:
     options = bound.get("options")
     if options is not None:
         options_of(ctx, call, options[0])
+    patched_package(ctx, call)
+
+
+# torch._inductor.config.patch(...) as a `with` item or a decorator: inductor's options for what runs inside
+CONFIG_PATCH = "torch._inductor.config.patch"
+
+
+def patched_package(ctx, call: Node) -> None:
+    """Raises CannotFix where `with config.patch({"aot_inductor.package": True}):` (or the same
+    decorator on the function) holds the old call and its result is read: the old call returns
+    the package's files there (a list), the new one the .pt2 it writes."""
+    patch = _package_patch(ctx, call)
+    if patch is None:
+        return
+    parent = call.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is None or parent.type == "expression_statement":
+        return  # its result is not read
+    left = parent.child_by_field_name("left") if parent.type == "assignment" else None
+    reads = _reads_of(ctx, call, left) if left is not None and left.type == "identifier" else [parent]
+    if reads:
+        raise CannotFix(f"`{_short(ctx, patch, 50)}` ({_where(ctx, patch)}) sets {PACKAGE_FLAG} around it: the old "
+                        f"call returns the package's files (a list), read at {_where(ctx, reads[0])}, where "
+                        "aoti_compile_and_package returns the one .pt2 it writes: rewrite that use by hand")
+
+
+def _package_patch(ctx, call: Node) -> Node | None:
+    """The `config.patch(...)` around `call` (a `with` item, a decorator of a function holding it)
+    that sets aot_inductor.package to anything but False."""
+    node = call.parent
+    while node is not None and node.type != "module":
+        items = _with_items(node) if node.type == "with_statement" else []
+        if node.type == "decorated_definition":
+            items = [d.named_children[0] for d in node.named_children if d.type == "decorator" and d.named_children]
+        for item in items:
+            item = _bare(item) if item is not None else None
+            if item is not None and item.type == "call" and ctx.facts.qualname(item) == CONFIG_PATCH \
+                    and _sets_package(item):
+                return item
+        node = node.parent
+    return None
+
+
+def _sets_package(patch: Node) -> bool:
+    args = [a for a in patch.child_by_field_name("arguments").named_children if a.type != "comment"]
+    if not args:
+        return False
+    first = _bare(args[0])
+    if first.type == "dictionary":
+        pair = next((p for p in first.named_children if p.type == "pair" and _key(p) == PACKAGE_FLAG), None)
+        return pair is not None and _bare(pair.child_by_field_name("value")).type != "false"
+    return first.type == "string" and _ts_simple_string(first) == PACKAGE_FLAG \
+        and not (len(args) > 1 and _bare(args[1]).type == "false")
 
 
 def load_check(ctx, call: Node, qualname: str) -> None:
@@ -287,6 +341,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     cst = _libcst()
     src = ctx.source
     stmt = _statement(call)
+    patched_package(ctx, call)
     first = "gm" if qualname == "torch._inductor.aot_compile" else "f"
     params = [first, "args", "kwargs"]
     parsed, bound = _args(src.node_text(call), params)

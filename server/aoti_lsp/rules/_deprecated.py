@@ -97,7 +97,9 @@ of the project writes (`aot_load(sys.argv[1], ...)`: the producer is elsewhere);
 result is returned to code this analysis cannot follow (a method's callers are not followed);
 `gm = ep.module()` changed before it is compiled (its graph edited by hand, `gm.to(...)`, `gm`
 given to a function: compiling `ep` in its place would drop the change, measured, since
-`ep.module()` makes a new graph); the path constant is also loaded as a
+`ep.module()` makes a new graph); `with torch._inductor.config.patch({"aot_inductor.package":
+True}):` (or that decorator) around the call whose result is read (the old call returns a list of
+files there); the path constant is also loaded as a
 shared library (`ctypes.CDLL`) or taken apart as a string (`.replace(".so", ...)`); the path a
 compile without an output path returns (a .so in inductor's folder, beside its C++ source) used
 as that .so: its folder (`os.path.dirname`), its name taken apart (`os.path.splitext`), copied or
