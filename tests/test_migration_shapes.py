@@ -969,3 +969,33 @@ def test_config_patch_setting_package_around_the_call_is_read_as_the_option(tmp_
     assert out.stdout == "", out.stdout
     assert "sets aot_inductor.package around it: the old call returns the package's files (a list), read at run.py:7" \
         in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("use, outside", [
+    ("runner = load_package(so, 'musa')", "`vendor_pkg.package.load_package`"),
+    ("mlflow.log_artifact(so)", "`mlflow.log_artifact`"),
+    ("print(so)\n        assert os.path.exists(so)", None),
+    ("logging.info('built %s', so)", None),
+])
+def test_a_result_given_to_a_function_outside_torch_is_the_users_call(tmp_path, use, outside):
+    """torch_musa gives the old call's result to its own load_package, which opens the .so (or
+    the list of files): a function this analysis does not read. Offered in the editor only, its
+    title naming the function; the standard library and builtins are read as naming the path."""
+    root = _project(tmp_path, {"run.py": f"""
+    import logging, os
+    import mlflow
+    import torch
+    from vendor_pkg.package import load_package
+    def build(model, x):
+        so = torch._export.aot_compile(model, (x,))
+        {use}
+        return torch._export.aot_load(so, "cpu")
+    """})
+    out = _diff(root)
+    if outside is None:
+        assert "+    so = torch._inductor.aoti_compile_and_package(ep)" in out.stdout, out.stdout + out.stderr
+        return
+    assert out.stdout == "", out.stdout
+    assert "display-only fix, for the editor" in out.stderr, out.stderr
+    assert f"gives it to {outside} (run.py:7), which this analysis does not read: that must read the .pt2" \
+        in out.stderr, out.stderr
