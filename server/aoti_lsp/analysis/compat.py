@@ -16,7 +16,7 @@ from aoti_lsp.analysis.treesitter import Node
 
 NEW_NAMES = (b"aoti_compile_and_package", b"aoti_load_package", b"load_package")
 # the new API's functions, which are not modules: importing one as a module always fails
-# (torch 2.13: ModuleNotFoundError; tests/torch/test_deprecation.py), so a `try` doing that
+# (torch 2.13: ModuleNotFoundError; tests/torch/test_migration.py), so a `try` doing that
 # never takes the new path and its `except ImportError:` branch always runs (inductor-rs)
 NOT_MODULES = ("torch._inductor.aoti_compile_and_package", "torch._inductor.aoti_load_package",
                "torch._inductor.package.load_package")

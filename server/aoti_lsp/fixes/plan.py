@@ -734,6 +734,7 @@ def _collect(ctx, key: str, plan: Plan) -> None:
             plan.producers += 1
             if site.qualname not in OLD_COMPILE:
                 return  # written with the new API already (a .pt2): only its old loaders change
+            plan.outside = plan.outside or _unread_reader(member_ctx, site)
             plan.compiles.append(Member(member_ctx, site.call, site.qualname))
             for load in _value_loads(member_ctx, site, strict=False):  # `so = aot_compile(...)`, `aot_load(so)`
                 add(load.ctx, load.ctx.facts.load_of(load.call), "load")

@@ -157,12 +157,11 @@ class DeprecatedCall(Rule):
                     f"`{ctx.source.node_text(module)[:60]}` (line {ctx.source.lines.line_of(failing.start_byte) + 1}) "
                     "names a function, not a module: that import always fails, so this fallback always runs; "
                     "import the function from its module instead")))
-            if fix is not None:
-                pass  # the new path made to run: the fallback is left as the author wrote it
-            elif not call.has_error and _broken_import(ctx):
+            # with the import fixed the new path runs: the fallback stays as its author wrote it
+            if fix is None and not call.has_error and _broken_import(ctx):
                 related.append(Related(func.start_byte, func.end_byte,
                                        "no automatic fix: an import statement of this file has a syntax error"))
-            elif not call.has_error:
+            elif fix is None and not call.has_error:
                 try:
                     fix = migration(ctx, call)
                 except CannotFix as why:
