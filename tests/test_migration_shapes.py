@@ -999,3 +999,18 @@ def test_a_result_given_to_a_function_outside_torch_is_the_users_call(tmp_path, 
     assert "display-only fix, for the editor" in out.stderr, out.stderr
     assert f"gives it to {outside} (run.py:7), which this analysis does not read: that must read the .pt2" \
         in out.stderr, out.stderr
+
+
+def test_a_compile_writing_a_path_names_the_outside_function_its_result_is_given_to(tmp_path):
+    """The plan by path (an output path, its loaders found by it) reads the compile's value too."""
+    root = _project(tmp_path, {"run.py": """
+    import torch
+    from vendor_pkg import store
+    def build(model, x):
+        so = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": "/srv/m.so"})
+        store.upload(so)
+        return torch._export.aot_load("/srv/m.so", "cpu")
+    """})
+    out = _diff(root)
+    assert out.stdout == "", out.stdout
+    assert "gives it to `vendor_pkg.store.upload` (run.py:5), which this analysis does not read" in out.stderr, out.stderr
