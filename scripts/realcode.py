@@ -9,7 +9,9 @@ temp dir outside any work tree), aoti-lsp is run on it twice (--check --output-f
   refused   a finding at the site, not rewritten (the tool's reason text is shown)
   missed    no AOTI001/002/003 finding at the site
 
-and compared with its label (see README.md, "Real code"). Exit 0 when the run completes
+and compared with its label (see README.md, "Real code"); a site labelled `fallback` (old-API
+code kept for older torch beside the new path) must get no finding: silent-correctly, else
+false-positive. Exit 0 when the run completes
 (whatever the score), 2 on a usage error (no labels, no mirror, repositories not fetched).
 """
 from __future__ import annotations
@@ -32,7 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ROOT / "tests" / "realcode" / "migration.toml"
 CODES = {"AOTI001", "AOTI002", "AOTI003"}
-VERDICTS = ("migrated-correctly", "refused-correctly", "refused-wrongly", "wrong", "missed", "tool-error")
+VERDICTS = ("migrated-correctly", "refused-correctly", "refused-wrongly", "wrong", "missed", "silent-correctly",
+            "false-positive", "tool-error")
 # A migration that re-exports the module of an ExportedProgram (issue 18, item 3).
 REEXPORT = re.compile(r"export\(\s*[\w.\[\]]+\.module\(\)")
 # Rough kinds of the tool's refusal text, only to show where its reason differs from the label.
@@ -68,7 +71,7 @@ def load_sites(path: Path) -> list[dict]:
         raise UsageError(f"cannot read labels {path}: {exc}") from exc
     for s in sites:
         missing = {"id", "repo", "commit", "path", "line", "api", "label"} - s.keys()
-        if missing or s["label"] not in ("migrate", "refuse") or not re.fullmatch(r"[0-9a-f]{40}", s["commit"]):
+        if missing or s["label"] not in ("migrate", "refuse", "fallback") or not re.fullmatch(r"[0-9a-f]{40}", s["commit"]):
             raise UsageError(f"bad site {s.get('id')!r} in {path}: missing {sorted(missing)} or bad label/commit")
     return sites
 
@@ -190,6 +193,13 @@ def score_site(site: dict, root: Path, at: dict, hunks: dict) -> dict:
     found = at.get((site["path"], site["line"]), [])
     hunk = next((h for h in hunks.get(site["path"], []) if site["line"] in h.removed), None)
     tail = site["api"].rsplit(".", 1)[-1]
+    if site["label"] == "fallback":  # kept for older torch beside the new path: no finding, no fix
+        outcome = "migrated" if hunk is not None and tail in hunk.removed[site["line"]] else "refused" if found else "missed"
+        verdict = "silent-correctly" if outcome == "missed" else "false-positive"
+        detail = refusal_text(found) if found else ""
+        return {"id": site["id"], "repo": site["repo"], "path": site["path"], "line": site["line"],
+                "label": site["label"], "reason": "", "outcome": "silent" if outcome == "missed" else outcome,
+                "verdict": verdict, "tool_reason_kind": "", "detail": detail}
     if hunk is not None and tail in hunk.removed[site["line"]]:
         outcome, detail = "migrated", ""
         problems = migration_problems(site, hunk)

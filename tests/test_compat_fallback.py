@@ -12,6 +12,20 @@ from aoti_lsp.project.config import Config
 
 
 FALLBACKS = {
+    # MACE-ICTD: the new loader tried in a loop over loader names, the old one after it
+    "try_in_a_loop_returns": """
+        import torch
+        def load(path, device):
+            last = None
+            for loader in ("aoti_load_package",):
+                try:
+                    from torch._inductor import aoti_load_package
+                    return aoti_load_package(path)
+                except Exception as e:
+                    last = e
+            from torch._export import aot_load
+            return aot_load(path, device)
+    """,
     "hasattr_else": """
         import torch
         def build(gm, args):
@@ -56,6 +70,18 @@ FALLBACKS = {
 
 # the same calls where the old API is the main path: reported
 PRIMARY = {
+    # its twin: the loop tries the new loader but never returns it, so the old one always runs
+    "loop_without_return": ("""
+        import torch
+        def load(path, device):
+            for loader in ("aoti_load_package",):
+                try:
+                    from torch._inductor import aoti_load_package
+                    print(aoti_load_package)
+                except Exception:
+                    pass
+            return torch._export.aot_load(path, device)
+    """, 1),
     # inductor-rs: the `try` imports the new function as a module, which always fails, so the
     # `except ImportError:` branch is the path that always runs
     "broken_new_import": ("""

@@ -5,6 +5,7 @@ failed, written for older torch beside the new path (found in public code):
     try: <new> except ImportError: <old>
     try: return <new> except ...: pass
     <old>                                   # reached only when the try above did not return
+    for x in ...: try: return <new> ...     # the same, the try inside a loop (or a `with`)
 
 Their deprecation is known to the author, who keeps them on purpose: no finding, and no
 migration (it would duplicate the branch that is already there)."""
@@ -46,6 +47,12 @@ def _guarded_earlier(stmt: Node) -> bool:
             consequence = sibling.child_by_field_name("consequence")
             if _new_api(sibling.child_by_field_name("condition")) and _new_api(consequence) and _returns(consequence):
                 return True
+        elif sibling.type in ("for_statement", "while_statement", "with_statement") and _new_api(sibling):
+            # `for loader in ("aoti_load_package",): try: return <new> except ...: ...` (MACE-ICTD)
+            for attempt in descendants(sibling, "try_statement", skip=_SCOPES):
+                body = attempt.child_by_field_name("body")
+                if _new_api(body) and _returns(body):
+                    return True
         sibling = sibling.prev_named_sibling
     return False
 

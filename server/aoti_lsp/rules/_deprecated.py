@@ -125,7 +125,8 @@ FALLBACKS = """
 **Not reported: fallbacks for older torch.** A call that runs only where the new API is missing
 or failed is kept on purpose beside the new path: the `else` of `if hasattr(torch._inductor,
 "aoti_compile_and_package")` (or the body of `if not hasattr(...)`), the `except` of a `try` that
-imports or calls `aoti_load_package`, and code after such a `try` that returns. Migrating it would
+imports or calls `aoti_load_package`, and code after such a `try` that returns (also a `try` in
+a loop over loader names, as MACE-ICTD tries them). Migrating it would
 duplicate the branch that is already there. Unless the `try` imports the new function as a
 module (`from torch._inductor.aoti_compile_and_package import aoti_compile_and_package`): that
 import always fails (torch 2.13: `ModuleNotFoundError`), so the old branch always runs. It is
