@@ -40,6 +40,29 @@ def test_valid_package(tmp_path):
     assert pt2.read_package(p).device() == ("cuda", META)
 
 
+def test_a_torch_2_6_package_without_a_root_folder(tmp_path):
+    """atomicarchitects/bond-predictor commits packages of torch 2.6's layout: `data/aotinductor/
+    model/<hash>.cpp` and `<hash>_metadata.json` at the top of the zip (no root folder, no
+    `.wrapper` in the names). Their device was not read, nor their wrapper shown by inspect."""
+    old = "data/aotinductor/model/cp7y_metadata.json"
+    p = make_zip(tmp_path / "m.pt2", [("version", b"1"), ("archive_format", b"pt2"), (old, meta("cpu")),
+                                      ("data/aotinductor/model/cp7y.cpp", b"// wrapper and kernels"),
+                                      ("data/aotinductor/model/cp7y.so", b"\x7fELF")])
+    assert pt2.read_package(p).device() == ("cpu", old)
+    model = pt2.read_sources(p).models["model"]
+    assert model.wrapper == "// wrapper and kernels" and model.metadata["AOTI_DEVICE_KEY"] == "cpu"
+
+
+def test_a_kernel_metadata_is_not_read_as_the_wrappers(tmp_path):
+    p = make_zip(tmp_path / "m.pt2", [("pkg/archive_format", b"pt2"), (META, meta("cuda")),
+                                      ("pkg/data/aotinductor/model/k.kernel_metadata.json", b"{}"),
+                                      ("pkg/data/aotinductor/model/cw.wrapper.cpp", b"// w"),
+                                      ("pkg/data/aotinductor/model/ck.kernel.cpp", b"// k")])
+    model = pt2.read_sources(p).models["model"]
+    assert model.metadata["AOTI_DEVICE_KEY"] == "cuda"
+    assert model.wrapper == "// w" and [k for _, k in model.kernels] == ["// k"]
+
+
 def test_not_a_zip(tmp_path):
     for i, data in enumerate([b"", b"\x7fELF" + b"\0" * 200, os.urandom(5000), b"PK\x05\x06"]):
         p = tmp_path / f"{i}.pt2"

@@ -1,7 +1,7 @@
 """Reading an AOTInductor `.pt2` package without torch: bounded, never extracted, names untrusted.
 
-A package is a zip whose entries sit under a root folder named after the file stem;
-`<root>/data/aotinductor/<model>/<hash>.wrapper_metadata.json` holds
+A package is a zip whose entries sit under a root folder named after the file stem (none in
+torch 2.6's); `<root>/data/aotinductor/<model>/<hash>.wrapper_metadata.json` holds
 `{"AOTI_DEVICE_KEY": "cpu" | "cuda", ...}` (`*.kernel_metadata.json` holds the same keys).
 
 One reader (`Archive`) serves the device look-up of the rules (`read_package`) and
@@ -37,9 +37,15 @@ MAX_METADATA = 64 * 1024
 MAX_SOURCE = 16 * 1024 * 1024  # wrapper.cpp / kernel.cpp of a big model
 MAX_TOTAL = 64 * 1024 * 1024  # decompressed per archive, all members together
 DEVICE_KEY = "AOTI_DEVICE_KEY"
-_METADATA = re.compile(r"^[^/]+/data/aotinductor/([^/]+)/[^/]+_metadata\.json$")
-_SOURCE = re.compile(r"^[^/]+/data/aotinductor/([^/]+)/([^/]+)\.(wrapper\.cpp|kernel\.cpp|wrapper_metadata\.json)$")
-_KERNEL_INFO = re.compile(r"^[^/]+/data/aotinductor/([^/]+)/(?:[^/]+/)*kernel_information\.json$")
+# the root folder is optional: torch 2.6's packages (archive_format 3 without a `.data/` folder)
+# put `data/aotinductor/<model>/<hash>.cpp`, `<hash>_metadata.json` and `<hash>.so` at the top
+_METADATA = re.compile(r"^(?:[^/]+/)?data/aotinductor/([^/]+)/[^/]+_metadata\.json$")
+_SOURCE = re.compile(r"^(?:[^/]+/)?data/aotinductor/([^/]+)/([^/]+?)"
+                     r"(\.wrapper\.cpp|\.kernel\.cpp|\.wrapper_metadata\.json|(?<!\.kernel)_metadata\.json|\.cpp)$")
+_KERNEL_INFO = re.compile(r"^(?:[^/]+/)?data/aotinductor/([^/]+)/(?:[^/]+/)*kernel_information\.json$")
+# a source entry's kind (_SOURCE's third group): torch 2.6's `<hash>.cpp` is the wrapper with its kernels
+_KINDS = {".wrapper.cpp": "wrapper.cpp", ".cpp": "wrapper.cpp", ".kernel.cpp": "kernel.cpp",
+          ".wrapper_metadata.json": "wrapper_metadata.json", "_metadata.json": "wrapper_metadata.json"}
 _EOCD = b"PK\x05\x06"
 _EOCD64_LOCATOR = b"PK\x06\x07"
 _EOCD64 = b"PK\x06\x06"
@@ -326,7 +332,7 @@ def _read_sources(real: str | None, given: str) -> Sources:
                 if info is not None:
                     model.kernel_information = _metadata(ar.read(m, MAX_SOURCE))
                     continue
-                kind = src.group(3)
+                kind = _KINDS[src.group(3)]
                 if kind == "wrapper_metadata.json":
                     model.metadata = _metadata(ar.read(m, MAX_METADATA)) or model.metadata
                     continue
