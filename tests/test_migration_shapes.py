@@ -923,13 +923,19 @@ def test_a_module_changed_after_module_is_not_compiled_as_its_program(tmp_path, 
         so = torch._inductor.aot_compile(gm, (x,))
         return torch._export.aot_load(so, "cpu")
     """})
-    out = _diff(root)
-    if blocker is None:
+    reasons = (blocker, "`ep` does not hold a change of its module, so it cannot be compiled in the module's place")
+    _migrated_else_refused(_diff(root), *(reasons if blocker else ()))
+
+
+def _migrated_else_refused(out: subprocess.CompletedProcess, *reasons: str) -> None:
+    """Without `reasons`, `so = aot_compile(...)` became `aoti_compile_and_package(ep)`; with
+    them, --diff wrote nothing and gave each reason on stderr."""
+    if not reasons:
         assert "+    so = torch._inductor.aoti_compile_and_package(ep)" in out.stdout, out.stdout + out.stderr
         return
     assert out.stdout == "", out.stdout
-    assert blocker in out.stderr, out.stderr
-    assert "`ep` does not hold a change of its module, so it cannot be compiled in the module's place" in out.stderr
+    for reason in reasons:
+        assert reason in out.stderr, out.stderr
 
 
 def test_a_result_returned_by_a_method_names_the_method(tmp_path):
@@ -991,14 +997,9 @@ def test_a_result_given_to_a_function_outside_torch_is_the_users_call(tmp_path, 
         {use}
         return torch._export.aot_load(so, "cpu")
     """})
-    out = _diff(root)
-    if outside is None:
-        assert "+    so = torch._inductor.aoti_compile_and_package(ep)" in out.stdout, out.stdout + out.stderr
-        return
-    assert out.stdout == "", out.stdout
-    assert "display-only fix, for the editor" in out.stderr, out.stderr
-    assert f"gives it to {outside} (run.py:7), which this analysis does not read: that must read the .pt2" \
-        in out.stderr, out.stderr
+    reasons = ("display-only fix, for the editor",
+               f"gives it to {outside} (run.py:7), which this analysis does not read: that must read the .pt2")
+    _migrated_else_refused(_diff(root), *(reasons if outside else ()))
 
 
 def test_a_compile_writing_a_path_names_the_outside_function_its_result_is_given_to(tmp_path):
