@@ -70,6 +70,17 @@ FALLBACKS = {
 
 # the same calls where the old API is the main path: reported
 PRIMARY = {
+    # the same broken import in a `try` that returns, the old call after it
+    "broken_new_import_then_old": ("""
+        import torch
+        def load(p):
+            try:
+                from torch._inductor.aoti_load_package import aoti_load_package
+                return aoti_load_package(p)
+            except ImportError:
+                pass
+            return torch._export.aot_load(p, "cpu")
+    """, 1),
     # its twin: the loop tries the new loader but never returns it, so the old one always runs
     "loop_without_return": ("""
         import torch

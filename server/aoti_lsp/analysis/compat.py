@@ -41,7 +41,7 @@ def _guarded_earlier(stmt: Node) -> bool:
     while sibling is not None:
         if sibling.type == "try_statement":
             body = sibling.child_by_field_name("body")
-            if _new_api(body) and _returns(body):
+            if _new_api(body) and _returns(body) and failing_import(body) is None:
                 return True
         elif sibling.type == "if_statement":
             consequence = sibling.child_by_field_name("consequence")
@@ -51,7 +51,7 @@ def _guarded_earlier(stmt: Node) -> bool:
             # `for loader in ("aoti_load_package",): try: return <new> except ...: ...` (MACE-ICTD)
             for attempt in descendants(sibling, "try_statement", skip=_SCOPES):
                 body = attempt.child_by_field_name("body")
-                if _new_api(body) and _returns(body):
+                if _new_api(body) and _returns(body) and failing_import(body) is None:
                     return True
         sibling = sibling.prev_named_sibling
     return False
@@ -103,12 +103,21 @@ def failing_import(body: Node | None) -> Node | None:
 
 
 def broken_fallback(call: Node) -> Node | None:
-    """The always-failing import of the `try` whose `except` holds `call` (failing_import)."""
+    """The always-failing import of the `try` whose `except` holds `call`, or of a `try` before
+    it that returns the new API's result (failing_import)."""
     node = call
     while node.parent is not None and node.type not in _SCOPES:
         parent = node.parent
+        tries = []
         if parent.type == "except_clause" and parent.parent is not None and parent.parent.type == "try_statement":
-            found = failing_import(parent.parent.child_by_field_name("body"))
+            tries.append(parent.parent)
+        if parent.type == "block":
+            sibling = node.prev_named_sibling
+            while sibling is not None:
+                tries += [sibling] if sibling.type == "try_statement" else []
+                sibling = sibling.prev_named_sibling
+        for attempt in tries:
+            found = failing_import(attempt.child_by_field_name("body"))
             if found is not None:
                 return found
         node = parent
