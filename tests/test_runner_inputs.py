@@ -152,3 +152,48 @@ def test_a_cpu_flag_traced_beside_a_cuda_tensor_is_where_the_model_wants_it():
     cuda = text.replace("torch.tensor(1))\n", "torch.tensor(1, device='cuda'))\n", 1)
     assert [f.code for f in analyze(Source.from_text(cuda, "repro.py"), Config()).findings] == \
         ["AOTI001", "AOTI002", "AOTI102"]
+
+
+NAMED = """import torch
+from torch.export import Dim
+
+
+class Net(torch.nn.Module):
+    def forward(self, x, y{extra}):
+        return x + y.sum()
+
+
+batch = Dim("batch", min=2, max=32)
+ep = torch.export.export(Net(), (torch.randn(4, 8), torch.randn(3)), dynamic_shapes={spec})
+net = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))
+"""
+
+
+def named(spec: str, calls: str, extra: str = "") -> list[tuple[str, str]]:
+    text = NAMED.format(spec=spec, extra=extra) + calls
+    data = text.encode()
+    return [(data[f.start:f.end].decode(), f.message.split(":")[0])
+            for f in analyze(Source.from_text(text, "named.py"), Config()).findings if f.code == "AOTI103"]
+
+
+def test_dynamic_shapes_keyed_by_the_forwards_parameter_names():
+    """torch's own recipes key `dynamic_shapes` by argument name (`{"x": {0: batch}}`): read by
+    the forward's parameters, an input left out is static (it compared rank and dtype only)."""
+    calls = "net(torch.randn(1, 8), torch.randn(3))\nnet(torch.randn(6, 8), torch.randn(5))\n"
+    assert named('{"x": {0: batch}}', calls) == [
+        ("torch.randn(1, 8)", 'Input 0 has size 1 on dim 0, below `min=2` of `Dim("batch", min=2, max=32)`'),
+        ("torch.randn(5)", "Input 1 has shape (5,), compiled for (3,) with dim 0 static")]
+    # twins: the same ranges as a tuple; both dims dynamic; inside the ranges
+    assert named('({0: batch}, None)', calls) == named('{"x": {0: batch}}', calls)
+    assert named('{"x": {0: batch}, "y": {0: Dim("n")}}', calls) == [
+        ("torch.randn(1, 8)", 'Input 0 has size 1 on dim 0, below `min=2` of `Dim("batch", min=2, max=32)`')]
+    assert named('{"x": {0: batch}}', "net(torch.randn(6, 8), torch.randn(3))\n") == []
+
+
+def test_dynamic_shapes_keyed_by_a_name_the_forward_does_not_take_positionally_are_not_read():
+    # `*rest`, a keyword-only input, a class this file does not define: rank and dtype only, as before
+    calls = "net(torch.randn(6, 8), torch.randn(5))\n"
+    assert named('{"z": {0: batch}}', calls, extra=", *, z=None") == []
+    text = NAMED.format(spec='{"x": {0: batch}}', extra="").replace("class Net(torch.nn.Module)", "class Other(torch.nn.Module)")
+    text = "from models import Net\n" + text + calls
+    assert [f for f in analyze(Source.from_text(text, "named.py"), Config()).findings if f.code == "AOTI103"] == []

@@ -55,6 +55,7 @@ _FUNCTIONS = ("function_definition", "lambda")
 PYTHON_DATA = {"list", "tuple", "list_comprehension", "integer", "float", "true", "false", "unary_operator"}
 MAX_DEPTH = 24
 # the dynamic-dim markers of torch.export, by qualified name -> how a message spells them
+STATIC = object()  # an input a `dynamic_shapes` dict keyed by name leaves out (_spec_items)
 _DIMS = {f"{m}{k}": k for m in ("torch.export.Dim", "torch.export.dynamic_shapes.Dim") for k in ("", ".AUTO", ".DYNAMIC")}
 
 # What torch said in each case, measured (../shared/aoti-facts.md; the CUDA runs' raw output is in
@@ -936,6 +937,12 @@ class Analysis:
         (`device=torch.accelerator.current_accelerator()`, `.cuda()`, "cuda"): its tensors are
         made there whatever the example inputs' device (public code passes CPU tensors only for
         their sizes; the package then records "cuda"). Not found: the inputs decide, as before."""
+        cls = self._model_class(site)
+        return cls is not None and _ACCELERATOR.search(cls.text) is not None
+
+    def _model_class(self, site: CompileSite) -> Node | None:
+        """The class definition, in this file, of the exported module (`Net()`, `Net().eval()`,
+        a name bound to one)."""
         model = unwrap(self.facts.deref(site.model, site.model.start_byte)) if site.model is not None else None
         while model is not None and model.type == "call":  # `Net().eval()`: the class called
             func = model.child_by_field_name("function")
@@ -944,10 +951,58 @@ class Analysis:
             model = unwrap(func.child_by_field_name("object"))
         func = model.child_by_field_name("function") if model is not None and model.type == "call" else None
         if func is None or func.type != "identifier":
-            return False
+            return None
         b = self.names.lookup(func.text.decode(), model.start_byte, self.names.scope_of(func))
         cls = b.stmt if b is not None else None
-        return cls is not None and cls.type == "class_definition" and _ACCELERATOR.search(cls.text) is not None
+        return cls if cls is not None and cls.type == "class_definition" else None
+
+    def _forward_params(self, site: CompileSite) -> list[str] | None:
+        """The positional parameters of the exported module's `forward` (self left out), when its
+        class is in this file and defines it: what a `dynamic_shapes` dict keyed by name names."""
+        cls = self._model_class(site)
+        body = cls.child_by_field_name("body") if cls is not None else None
+        for stmt in body.named_children if body is not None else ():
+            func = stmt.child_by_field_name("definition") if stmt.type == "decorated_definition" else stmt
+            name = func.child_by_field_name("name") if func is not None and func.type == "function_definition" else None
+            if name is None or name.text != b"forward":
+                continue
+            out = []
+            for p in func.child_by_field_name("parameters").named_children:
+                if p.type in ("list_splat_pattern", "dictionary_splat_pattern", "keyword_separator",
+                              "positional_separator", "comment"):
+                    break  # `*args`, `**kw`, `*`: what follows is not positional
+                ident = p if p.type == "identifier" else p.child_by_field_name("name") if p.type in (
+                    "default_parameter", "typed_default_parameter") else next(
+                    (c for c in p.named_children if c.type == "identifier"), None)
+                if ident is None:
+                    return None
+                out.append(ident.text.decode())
+            return out[1:] if out else None
+        return None
+
+    def _spec_items(self, site: CompileSite, n: int) -> list | None:
+        """Per example input, its entry of `dynamic_shapes`: a node, or STATIC where a dict keyed
+        by the forward's parameter names leaves it out (`{"x": {0: batch}}`, the form torch's
+        own recipes use). None where it cannot be read."""
+        at = site.call.start_byte
+        spec = self.facts.deref(site.dynamic, at) if site.dynamic_known and site.dynamic is not None else None
+        if spec is not None and spec.type in ("tuple", "list"):
+            items = [c for c in spec.named_children if c.type != "comment"]
+            return items if len(items) == n else None
+        if spec is None or spec.type != "dictionary":
+            return None
+        names = self._forward_params(site)
+        if names is None or len(names) < n:
+            return None
+        by_name = {}
+        for pair in spec.named_children:
+            if pair.type == "comment":
+                continue
+            key = self.facts.str_value(pair.child_by_field_name("key"), at) if pair.type == "pair" else None
+            if key is None or key not in names[:n]:
+                return None  # a keyword input, a name this reading does not know
+            by_name[key] = pair.child_by_field_name("value")
+        return [by_name.get(name, STATIC) for name in names[:n]]
 
     def inputs(self, site: CompileSite) -> tuple[Input, ...] | None:
         key = ("inputs", site.call.id)
@@ -980,15 +1035,12 @@ class Analysis:
         """Per example input, the bounds of its dims given as `Dim(...)` / `Dim.AUTO` / `Dim.DYNAMIC`
         in a dict `{0: batch}` or a tuple `(batch, None)` per input."""
         at = site.call.start_byte
-        spec = self.facts.deref(site.dynamic, at) if site.dynamic_known and site.dynamic is not None else None
-        if spec is None or spec.type not in ("tuple", "list"):
-            return [()] * n
-        items = [c for c in spec.named_children if c.type != "comment"]
-        if len(items) != n:
+        items = self._spec_items(site, n)
+        if items is None:
             return [()] * n
         out = []
         for item in items:
-            item = self.facts.deref(item, at)
+            item = self.facts.deref(item, at) if item is not STATIC else None
             pairs: list[tuple[int | None, Node]] = []
             if item is not None and item.type == "dictionary":
                 pairs = [(self.int_value(p.child_by_field_name("key"), at), p.child_by_field_name("value"))
@@ -1029,13 +1081,14 @@ class Analysis:
         spec = self.facts.deref(site.dynamic, site.call.start_byte)
         if site.dynamic is None or spec is not None and spec.type == "none":
             return [frozenset()] * n
-        if spec is None or spec.type not in ("tuple", "list"):
-            return [None] * n
-        items = [c for c in spec.named_children if c.type != "comment"]
-        if len(items) != n:
+        items = self._spec_items(site, n)
+        if items is None:
             return [None] * n
         out: list[frozenset[int] | None] = []
         for item in items:
+            if item is STATIC:  # left out of a dict keyed by name: static
+                out.append(frozenset())
+                continue
             item = self.facts.deref(item, site.call.start_byte)
             if item is None:
                 out.append(None)

@@ -80,10 +80,11 @@ of a call of the loaded model, matched by position. The loaded model flattens it
 measured on torch 2.13: `runner((x,))`, `runner([x])`, `runner(xs)` with `xs = (x,)` and
 `runner(*xs)` all pass `x` as input 0 (the PyTorch Python-runtime recipe calls
 `model(example_inputs)` with a one-tensor tuple). Dims named in `dynamic_shapes` (a dict
-`{0: batch}` or a tuple `(batch, None)` per input) are checked against their range only (a
-`min=`/`max=` computed at run time: not checked); when `dynamic_shapes` cannot be
-read (a dict keyed by argument names, a value computed elsewhere, `mark_dynamic`), only the rank
-and the dtype are compared."""
+`{0: batch}` or a tuple `(batch, None)` per input, or a dict keyed by the names of the module's
+`forward` parameters, `{"x": {0: batch}}`, when its class is in the file) are checked against
+their range only (a `min=`/`max=` computed at run time: not checked); when `dynamic_shapes`
+cannot be read (keyed by names of a class defined elsewhere or of keyword-only inputs, a value
+computed elsewhere, `mark_dynamic`), only the rank and the dtype are compared."""
     fix_explanation = """\
 No automatic fix: which side is wrong is a decision. Either call the model with the compiled
 shape and dtype, or declare the dim dynamic at compile time
