@@ -28,6 +28,7 @@ from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.facts import static_export, unwrap
 from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts
 from aoti_lsp.analysis.records import record, set_field
+from aoti_lsp.analysis.source import statement_of
 from aoti_lsp.analysis.treesitter import Node
 
 DEFAULT_JAGGED_NAMES = (
@@ -264,12 +265,6 @@ def walk(node: Node, skip_nested: bool = True) -> Iterator[Node]:
         if skip_nested and n is not node and n.type in ("function_definition", "class_definition", "lambda", "decorated_definition"):
             continue
         stack.extend(reversed(n.children))
-
-
-def statement_of(node: Node) -> Node:
-    while node.parent is not None and node.parent.type not in ("block", "module"):
-        node = node.parent
-    return node
 
 
 def exits(block: Node | None) -> bool:

@@ -59,6 +59,13 @@ def query(name: str) -> Query:
     return _queries[name]
 
 
+def statement_of(node: Node) -> Node:
+    """The statement holding `node`: its ancestor that stands in a block or the module."""
+    while node.parent is not None and node.parent.type not in ("block", "module"):
+        node = node.parent
+    return node
+
+
 def descendants(node: Node, type_: str | None = None, skip: tuple[str, ...] = ()):
     """`node` and the nodes below it (of `type_`, when given); a node of a `skip` type is
     yielded but not entered."""

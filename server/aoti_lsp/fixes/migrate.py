@@ -21,6 +21,7 @@ from functools import lru_cache
 from aoti_lsp.analysis.facts import static_export
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix
 from aoti_lsp.analysis.names import DEF, IMPORT, LOCAL, dotted_parts
+from aoti_lsp.analysis.source import statement_of
 from aoti_lsp.analysis.treesitter import Node
 
 TYPE_CHECKING = False  # typing's, without importing typing (~2 ms); type checkers take it as True
@@ -215,15 +216,7 @@ def patched_package(ctx, call: Node) -> None:
     decorator on the function) holds the old call and its result is read: the old call returns
     the package's files there (a list), the new one the .pt2 it writes."""
     patch = _package_patch(ctx, call)
-    if patch is None:
-        return
-    parent = call.parent
-    while parent is not None and parent.type == "parenthesized_expression":
-        parent = parent.parent
-    if parent is None or parent.type == "expression_statement":
-        return  # its result is not read
-    left = parent.child_by_field_name("left") if parent.type == "assignment" else None
-    reads = _reads_of(ctx, call, left) if left is not None and left.type == "identifier" else [parent]
+    reads = _result_reads(ctx, call)[0] if patch is not None else []
     if reads:
         raise CannotFix(f"`{_short(ctx, patch, 50)}` ({_where(ctx, patch)}) sets {PACKAGE_FLAG} around it: the old "
                         f"call returns the package's files (a list), read at {_where(ctx, reads[0])}, where "
@@ -657,9 +650,7 @@ def _module_changed(ctx, model: Node, value: Node) -> tuple[Node, str] | None:
         how = _use_of_module(ctx, ident)
         if how is None:
             continue
-        stmt = ident
-        while stmt.parent is not None and stmt.parent.type not in ("block", "module"):
-            stmt = stmt.parent
+        stmt = statement_of(ident)
         if how == "changes":
             return stmt, how
         bound = bound or (stmt, how)
@@ -995,22 +986,12 @@ def _files_read(ctx, call: Node) -> tuple[str, str] | None:
     """(where, what to do) of the read of an old compile's result with `aot_inductor.package` set
     (a list of files): `package_aoti(dst, files)`, a filter of its `.so`, a return. None: nothing
     reads it, or only a `package_aoti` the migration absorbs (package_reader)."""
-    parent = call.parent
-    while parent is not None and parent.type == "parenthesized_expression":
-        parent = parent.parent
-    if parent is None or parent.type == "expression_statement":
-        return None
-    left = parent.child_by_field_name("left") if parent.type == "assignment" else None
-    if left is None:
-        return f"`{_short(ctx, parent)}` ({_where(ctx, parent)})", "rewrite that use by hand"
-    if left.type != "identifier":
-        return f"`{_short(ctx, left)}` ({_where(ctx, left)})", "rewrite that use by hand"
-    reads = _reads_of(ctx, call, left)
+    reads, by_name = _result_reads(ctx, call)
+    if reads and not by_name:
+        return f"`{_short(ctx, reads[0])}` ({_where(ctx, reads[0])})", "rewrite that use by hand"
     if not reads or package_reader(ctx, call) is not None:
         return None  # nothing reads it, or `package_aoti(dst, files)` alone, which the migration absorbs
-    stmt = reads[0]
-    while stmt.parent is not None and stmt.parent.type not in ("block", "module"):
-        stmt = stmt.parent
+    stmt = statement_of(reads[0])
     todo = "rewrite that use by hand"
     if len(reads) == 1 and reads[0].parent is not None and reads[0].parent.parent is not None \
             and ctx.facts.qualname(reads[0].parent.parent) == PACKAGE_AOTI:  # why it cannot be absorbed
@@ -1025,6 +1006,20 @@ def _files_read(ctx, call: Node) -> tuple[str, str] | None:
             todo = (f"`{_short(ctx, active, 40)}` ({_where(ctx, active)}) runs between the two and may change what the "
                     "compile reads: with plain bindings alone between, the migration compiles where package_aoti is")
     return f"`{_short(ctx, stmt)}` ({_where(ctx, reads[0])})", todo
+
+
+def _result_reads(ctx, call: Node) -> tuple[list[Node], bool]:
+    """(where `call`'s result is read, whether through the name it is bound to): the reads of
+    that name; else the expression it stands in, or the target it is unpacked to; [] unread."""
+    parent = call.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is None or parent.type == "expression_statement":
+        return [], False
+    left = parent.child_by_field_name("left") if parent.type == "assignment" else None
+    if left is None or left.type != "identifier":
+        return [parent if left is None else left], False
+    return _reads_of(ctx, call, left), True
 
 
 def _reads_of(ctx, call: Node, left: Node) -> list[Node]:
