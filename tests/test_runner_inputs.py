@@ -197,3 +197,13 @@ def test_dynamic_shapes_keyed_by_a_name_the_forward_does_not_take_positionally_a
     text = NAMED.format(spec='{"x": {0: batch}}', extra="").replace("class Net(torch.nn.Module)", "class Other(torch.nn.Module)")
     text = "from models import Net\n" + text + calls
     assert [f for f in analyze(Source.from_text(text, "named.py"), Config()).findings if f.code == "AOTI103"] == []
+
+
+def test_dynamic_shapes_keyed_by_name_read_across_a_positional_only_marker():
+    """`def forward(self, x, /, y)`: both are positional (names.positional_names, the scope's own
+    parameter reading); the reading stopped at `/` and left the dict unread."""
+    calls = "net(torch.randn(1, 8), torch.randn(3))\n"
+    text = NAMED.format(spec='{"y": {0: Dim("n")}, "x": {0: batch}}', extra="").replace("(self, x, y", "(self, x, /, y")
+    found = [f.message.split(":")[0] for f in analyze(Source.from_text(text + calls, "named.py"), Config()).findings
+             if f.code == "AOTI103"]
+    assert found == ['Input 0 has size 1 on dim 0, below `min=2` of `Dim("batch", min=2, max=32)`']

@@ -33,7 +33,7 @@ from aoti_lsp import lazyre
 from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
                             is_fstring, string_value, unwrap)
-from aoti_lsp.analysis.names import DEF
+from aoti_lsp.analysis.names import DEF, positional_names
 from aoti_lsp.analysis.records import record, set_field
 from aoti_lsp.analysis.source import descendants
 from aoti_lsp.analysis.treesitter import Node
@@ -966,18 +966,7 @@ class Analysis:
             name = func.child_by_field_name("name") if func is not None and func.type == "function_definition" else None
             if name is None or name.text != b"forward":
                 continue
-            out = []
-            for p in func.child_by_field_name("parameters").named_children:
-                if p.type in ("list_splat_pattern", "dictionary_splat_pattern", "keyword_separator",
-                              "positional_separator", "comment"):
-                    break  # `*args`, `**kw`, `*`: what follows is not positional
-                ident = p if p.type == "identifier" else p.child_by_field_name("name") if p.type in (
-                    "default_parameter", "typed_default_parameter") else next(
-                    (c for c in p.named_children if c.type == "identifier"), None)
-                if ident is None:
-                    return None
-                out.append(ident.text.decode())
-            return out[1:] if out else None
+            return positional_names(func.child_by_field_name("parameters"))[1:] or None
         return None
 
     def _spec_items(self, site: CompileSite, n: int) -> list | None:

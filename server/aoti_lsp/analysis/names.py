@@ -399,17 +399,35 @@ def _catches_import_error(clause: Node) -> bool:
 
 def _param_names(params: Node):
     for p in params.named_children:
-        if p.type == "identifier":
-            yield p
-        elif p.type in ("default_parameter", "typed_default_parameter"):
-            name = p.child_by_field_name("name")
-            if name is not None and name.type == "identifier":
-                yield name
-        elif p.type in ("typed_parameter", "list_splat_pattern", "dictionary_splat_pattern"):
-            for c in p.named_children:
-                if c.type == "identifier":
-                    yield c
-                    break
-                if c.type in ("list_splat_pattern", "dictionary_splat_pattern"):
-                    yield from _param_names(c)
-                    break
+        yield from _names_of(p)
+
+
+def _names_of(p: Node):
+    """The name a parameter binds (none for `*`, `/` or a comment)."""
+    if p.type == "identifier":
+        yield p
+    elif p.type in ("default_parameter", "typed_default_parameter"):
+        name = p.child_by_field_name("name")
+        if name is not None and name.type == "identifier":
+            yield name
+    elif p.type in ("typed_parameter", "list_splat_pattern", "dictionary_splat_pattern"):
+        for c in p.named_children:
+            if c.type == "identifier":
+                yield c
+                break
+            if c.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                yield from _param_names(c)
+                break
+
+
+STARRED = ("list_splat_pattern", "dictionary_splat_pattern", "keyword_separator")
+
+
+def positional_names(params: Node) -> list[str]:
+    """The names a call can give by position (`self` first): those before `*`, `*args` or `**kw`."""
+    out = []
+    for p in params.named_children:
+        if p.type in STARRED or (p.type == "typed_parameter" and any(c.type in STARRED for c in p.named_children)):
+            break
+        out += [n.text.decode() for n in _names_of(p)]
+    return out
