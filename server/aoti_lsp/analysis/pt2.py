@@ -37,7 +37,7 @@ MAX_METADATA = 64 * 1024
 MAX_SOURCE = 16 * 1024 * 1024  # wrapper.cpp / kernel.cpp of a big model
 MAX_TOTAL = 64 * 1024 * 1024  # decompressed per archive, all members together
 DEVICE_KEY = "AOTI_DEVICE_KEY"
-# the root folder is optional: torch 2.6's packages (archive_format 3 without a `.data/` folder)
+# the root folder is optional: torch 2.6's packages (`version` 0, `archive_format` "pt2", at the top)
 # put `data/aotinductor/<model>/<hash>.cpp`, `<hash>_metadata.json` and `<hash>.so` at the top
 _METADATA = re.compile(r"^(?:[^/]+/)?data/aotinductor/([^/]+)/[^/]+_metadata\.json$")
 _SOURCE = re.compile(r"^(?:[^/]+/)?data/aotinductor/([^/]+)/([^/]+?)"
