@@ -394,10 +394,11 @@ def report(name: str, r: dict, mode: str) -> None:
               f"{statistics.median(parsed):.0f} ms over {len(parsed)} (not counted above; an editor parses in V8 or C)")
 
 
-def inside(name: str, text: str, keys: int = 12) -> None:
-    """The server's own phases of a keystroke, in this process (no stdio): the analysis
-    (AotiServer.result), the diagnostics made of it, their fingerprint (the result id) and the
-    report's JSON, each a median over `keys` keystrokes (the same kind the client types)."""
+def inside(name: str, text: str, keys: int = 12, kind=None) -> None:
+    """The server's own phases of a keystroke (or, `kind` = enter, an Enter), in this process (no
+    stdio): the analysis (AotiServer.result), the diagnostics made of it, their fingerprint (the
+    result id) and the report's JSON, each a median over `keys` edits (the kind the client types)."""
+    kind = kind or keystroke
     from lsprotocol import types
 
     from aoti_lsp.lsp import convert
@@ -414,7 +415,7 @@ def inside(name: str, text: str, keys: int = 12) -> None:
     ls.sent.record(doc.uri, ls.diagnostics(doc))
     rng, phases = random.Random(24), {"analysis": [], "diagnostics": [], "result id": [], "JSON": []}
     for k in range(keys):
-        line, col, end, new = keystroke(doc.data.decode(), rng)
+        line, col, end, new = kind(doc.data.decode(), rng)
         doc.apply([types.TextDocumentContentChangePartial(range=types.Range(
             types.Position(line, col), types.Position(line, end)), text=new)], k + 1, "utf-16")
         t0 = time.perf_counter()
@@ -430,7 +431,7 @@ def inside(name: str, text: str, keys: int = 12) -> None:
         for phase, ms in zip(phases, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
             phases[phase].append(ms * 1000)
         assert body
-    print(f"{name}, inside the server ({keys} keystrokes, median): " + ", ".join(
+    print(f"{name}, inside the server ({keys} {kind.__name__}s, median): " + ", ".join(
         f"{phase} {statistics.median(ms):.1f} ms" for phase, ms in phases.items()))
 
 
@@ -445,6 +446,7 @@ def main() -> int:
         for name, make in (("realistic", realistic), ("dense", dense)):
             if not args.only or name == args.only:
                 inside(name, make())
+                inside(name, make(), kind=enter)
         return 0
     folder = Path(os.environ.get("AOTI_BENCH_DIR", Path(tempfile.gettempdir()) / "aoti-lsp-bench")) / "editor"
     folder.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import re
 from bisect import bisect_left, bisect_right
+from functools import lru_cache
 
 from aoti_lsp.analysis.findings import Edit, Fix, LazyFix, Related
 from aoti_lsp.analysis.records import record, replace, set_field
@@ -283,7 +284,7 @@ def reusable(state: State | None, new: bytes, config, tree_of=None, provisional:
     p = bisect_left(state.ends, start)  # chunks ending before the edit (touching counts as edited)
     q = n - bisect_right(state.starts, old_end)  # chunks starting after it
     if any(state.relevant[p:n - q]):
-        return None
+        return _blank_lines(state, new, start, old_end, new_end, p, n - q)
     made, guess = None, False
     # the edit may join its neighbours into one statement (`x` typed at column 0 in a class
     # splits it; deleting it joins the parts again): the window grows over irrelevant ones
@@ -315,6 +316,45 @@ def reusable(state: State | None, new: bytes, config, tree_of=None, provisional:
         state.ends[:p] + [e for _, e, _ in made] + moved_ends, infos,
         state.relevant[:p] + [False] * len(made) + state.relevant[n - q:], state.reads, state.binds, state.tokens,
         guess or (state.provisional and any(i.guessed for i in infos)))
+
+
+_SPACE = frozenset(b" \t\r\n\f")
+
+
+def _blank_lines(state: State, new: bytes, start: int, old_end: int, new_end: int, p: int, r: int):
+    """(shift, state) of an edit that only adds or removes blank lines (blank_only), even inside
+    statements a rule reads: Python's tokens are the same, so is the analysis, its offsets and
+    lines moved. Chunks p..r-1 are the ones it touches."""
+    old = state.data
+    holders = [(state.starts[k], state.ends[k]) for k in range(p, r) if state.starts[k] < start]
+    if not blank_only(old, new, start, old_end, new_end, holders):
+        return None
+    delta = new_end - old_end
+    starts = [x + delta if x >= old_end else x for x in state.starts]
+    ends = [x + delta if x >= old_end else x for x in state.ends]
+    return shift_of(old, new, start, old_end, new_end), State(
+        new, starts, ends, state.infos, state.relevant, state.reads, state.binds, state.tokens, state.provisional)
+
+
+def blank_only(old: bytes, new: bytes, start: int, old_end: int, new_end: int, holders) -> bool:
+    """Whether old[start:old_end] -> new[start:new_end] only adds or removes blank lines (Enter
+    at a line's end, a blank line deleted): every line that is not blank stays as it was. Not
+    when the edit starts at a token's end (which side an offset there goes is unsure), follows
+    a `\\` continuation, or lies in a statement (`holders`: their (start, end)) that spells a
+    triple-quoted string, whose value a blank line inside it would change."""
+    gone, added = old[start:old_end], new[start:new_end]
+    if not _SPACE.issuperset(gone) or not _SPACE.issuperset(added) or (b"\n" not in gone and b"\n" not in added):
+        return False
+    if start and old[start - 1] not in _SPACE:
+        return False
+    lo = old.rfind(b"\n", 0, start) + 1
+    hi = old.find(b"\n", old_end)
+    hi = len(old) if hi < 0 else hi
+    before = [line for line in old[lo:hi].split(b"\n") if line.strip()]
+    after = [line for line in new[lo:hi + new_end - old_end].split(b"\n") if line.strip()]
+    if before != after or old[max(0, lo - 4096):lo].rstrip(b" \t\r\n\f").endswith(b"\\"):
+        return False
+    return not any(b'"""' in old[a:b] or b"'''" in old[a:b] for a, b in holders)
 
 
 def _window(state: State, new: bytes, p: int, q: int, delta: int) -> tuple[int, bytes]:
@@ -438,7 +478,12 @@ def recited(f, shift: Shift, name: str):
     (the rules name a line of the same file as "line N", another file's as "name:N"); `f` itself
     when none moves; None when one names a line the edit spans, or this file's `name` past the
     edit (which of two files of that name it means is not told)."""
-    if not shift.lines or not (LINE_CITED.search(f.message) or any(LINE_CITED.search(r.message) for r in f.related)):
+    if not shift.lines:
+        return f
+    for fix in (f.fix, *f.alternatives):  # a title's cited lines are written when it is planned
+        if fix is not None and _cites(fix.title) and _CITED.sub(lambda m: _moved_line(m, shift, name), fix.title) != fix.title:
+            return None
+    if not (LINE_CITED.search(f.message) or any(LINE_CITED.search(r.message) for r in f.related)):
         return f
 
     def line(m) -> str:
@@ -463,6 +508,19 @@ def recited(f, shift: Shift, name: str):
     return moved
 
 
+@lru_cache(maxsize=4096)
+def _cites(text: str) -> bool:
+    return LINE_CITED.search(text) is not None
+
+
+def _moved_line(m, shift: Shift, name: str) -> str:
+    """A citation's text after the shift: "?" for one the edit moves or may move."""
+    number = int(m.group(1) or m.group(3))
+    if number - 1 <= shift.kept or (m.group(2) is not None and m.group(2) != name):
+        return m.group()
+    return "?"
+
+
 def shift_result(result, shift: Shift, name: str = ""):
     """The findings of the last analysis, where they are now, the lines their messages name
     moved too; None when one names a line the edit spans (recited)."""
@@ -471,6 +529,8 @@ def shift_result(result, shift: Shift, name: str = ""):
     partial = getattr(result, "partial", False)
     findings = []
     for f in result.findings:
+        if f.fix is not None and _edits_touch(f, shift):
+            return None
         g = recited(shift_finding(f, shift, partial), shift, name)
         if g is None:
             return None
@@ -483,6 +543,18 @@ def shift_result(result, shift: Shift, name: str = ""):
     moved.provisional = getattr(result, "provisional", False)  # a slice's of a broken statement: verified later
     result.__dict__.pop("moved", None)  # no chain of every result since the last analysis
     return moved
+
+
+def _edits_touch(f, shift: Shift) -> bool:
+    """Whether an edit made with the finding overlaps or touches the edited region: its text was
+    written from the old text, and an edit at the region's end may be anchored to what precedes
+    it (an import put after the last one): the analysis writes it anew."""
+    for fix in (f.fix, *f.alternatives):
+        if type(fix) is Fix:
+            for e in fix.edits:
+                if e.path is None and e.start <= shift.old_end and e.end >= shift.start:
+                    return True
+    return False
 
 
 def shift_finding(f, shift: Shift, partial: bool = False):

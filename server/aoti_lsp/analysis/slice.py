@@ -644,18 +644,23 @@ def follow(entry: Entry, source: Source, config, project, result: Result) -> boo
 
 def _blank_moved(entry: Entry, new: bytes) -> bool:
     """Whether the edit from the entry's text to `new` only adds or removes blank space between
-    statements (Enter after a function's last line, blank lines): every statement is the same
-    text, each still starting its line and apart from the one before by a line break. Then the
-    entry's statements are moved past it (what else it holds names statements by index)."""
+    statements (Enter after a function's last line, blank lines), or blank lines inside one
+    (incremental.blank_only): every statement is the same tokens, each still starting its line
+    and apart from the one before by a line break. Then the entry's statements are moved past
+    it (what else it holds names statements by index)."""
     old = entry.source.data
     start, old_end, new_end = incremental.edit_span(old, new)
     if old[start:old_end].strip() or new[start:new_end].strip() or b"\r" in new[start:new_end]:
         return False
     starts, ends = entry.starts, entry.ends
     k = bisect_left(starts, old_end)  # the first statement at or after the edit
-    if k and ends[k - 1] > start:
-        return False  # inside a statement
     delta = new_end - old_end
+    if k and ends[k - 1] > start:  # inside a statement: blank lines only, its tokens the same
+        if not incremental.blank_only(old, new, start, old_end, new_end, [(starts[k - 1], ends[k - 1])]):
+            return False
+        entry.ends = ends[:k - 1] + [x + delta for x in ends[k - 1:]]
+        entry.starts = starts[:k] + [x + delta for x in starts[k:]]
+        return True
     if k < len(starts):
         at = starts[k] + delta
         if at and new[at - 1:at] != b"\n":
