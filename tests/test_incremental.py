@@ -383,3 +383,40 @@ def test_the_editor_moves_its_findings_past_an_enter_in_aoti_code_and_slices_the
     sliced = type_(2, row, col, "x")  # into the path of the load the Enter followed: AOTI code
     assert getattr(sliced, "partial", False), "the keystroke after the Enter was analysed whole, not sliced"
     assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc)
+
+
+SERVE = 'import torch\n\n\ndef serve(so_path, x):\n    y = x + 1\n    runner = torch._export.aot_load(so_path, "cpu")\n    return runner(y)\n'
+
+
+def test_an_enter_moves_the_line_a_fix_title_cites():
+    """A display-only migration's title cites its load as `serve.py:6`; an Enter above it moves
+    the finding, and the title (the code action's, in the diagnostic's data) says line 7, as a
+    fresh analysis does. It said 6 until the file was analysed whole again."""
+    from lsprotocol import types
+
+    path = str(ROOT / "serve.py")  # never written: the document is the editor's
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, SERVE, pause=True)
+    assert "(serve.py:6)" in ls.result(doc).findings[0].fix.title
+    doc.apply([types.TextDocumentContentChangePartial(
+        range=types.Range(types.Position(4, 13), types.Position(4, 13)), text="\n    ")], 1, "utf-16")
+    moved = ls.result(doc)
+    assert getattr(moved, "moved", None) is not None and not moved.partial, "the Enter was analysed, not moved"
+    assert "(serve.py:7)" in moved.findings[0].fix.title
+    items = ls.diagnostics(doc)
+    assert "(serve.py:7)" in items[0].data["fix"]["title"]
+    assert items == inprocess.fresh_diagnostics(doc)
+
+
+def test_a_title_citing_a_file_of_the_same_name_elsewhere_is_not_moved():
+    """A fix that also edits another `serve.py`: which of the two its title's `serve.py:6` means
+    is not told, so the finding is analysed again, not moved."""
+    from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix
+
+    def finding(other: str):
+        return Finding("AOTI002", "m", 80, 90, fix=Fix("Migrate (the path (serve.py:6) ...)",
+                                                          (Edit(80, 90, "x", path=other),), Applicability.UNSAFE))
+
+    shift = incremental.Shift(40, 40, 5, lines=1, kept=4, moved=5)
+    assert "(serve.py:7)" in incremental.recited(finding("lib/loader.py"), shift, "serve.py").fix.title
+    assert incremental.recited(finding("lib/serve.py"), shift, "serve.py") is None

@@ -332,8 +332,21 @@ def _blank_lines(state: State, new: bytes, start: int, old_end: int, new_end: in
     delta = new_end - old_end
     starts = [x + delta if x >= old_end else x for x in state.starts]
     ends = [x + delta if x >= old_end else x for x in state.ends]
-    return shift_of(old, new, start, old_end, new_end), State(
+    return _blank_shift(old, new, start, old_end, new_end), State(
         new, starts, ends, state.infos, state.relevant, state.reads, state.binds, state.tokens, state.provisional)
+
+
+def _blank_shift(old: bytes, new: bytes, start: int, old_end: int, new_end: int) -> Shift:
+    """The Shift of a blank_only edit, its lines exact: each line's tokens all lie before the
+    edit (the line keeps its number) or all after it (it moves), the edit's own lines are blank.
+    An Enter at a line's end is read as an insertion before the next line's first token
+    (edit_span): that line moves whole, not "touched" (shift_of)."""
+    first = old.count(b"\n", 0, start)
+    last = first + old.count(b"\n", start, old_end)
+    lines = new.count(b"\n", start, new_end) - old.count(b"\n", start, old_end)
+    if old[old.rfind(b"\n", 0, start) + 1:start].strip():  # tokens before it on its line: it stays
+        return Shift(start, old_end, new_end - old_end, lines, first, last if last > first else first + 1)
+    return Shift(start, old_end, new_end - old_end, lines, first - 1, last)
 
 
 def blank_only(old: bytes, new: bytes, start: int, old_end: int, new_end: int, holders) -> bool:
@@ -480,9 +493,11 @@ def recited(f, shift: Shift, name: str):
     edit (which of two files of that name it means is not told)."""
     if not shift.lines:
         return f
-    for fix in (f.fix, *f.alternatives):  # a title's cited lines are written when it is planned
-        if fix is not None and _cites(fix.title) and _CITED.sub(lambda m: _moved_line(m, shift, name), fix.title) != fix.title:
-            return None
+    fixes = _retitled(f, shift, name)
+    if fixes is None:
+        return None
+    if fixes:
+        f = _with_fixes(f, *fixes)
     if not (LINE_CITED.search(f.message) or any(LINE_CITED.search(r.message) for r in f.related)):
         return f
 
@@ -509,16 +524,64 @@ def recited(f, shift: Shift, name: str):
 
 
 @lru_cache(maxsize=4096)
-def _cites(text: str) -> bool:
+def cites(text: str) -> bool:
     return LINE_CITED.search(text) is not None
 
 
-def _moved_line(m, shift: Shift, name: str) -> str:
-    """A citation's text after the shift: "?" for one the edit moves or may move."""
-    number = int(m.group(1) or m.group(3))
-    if number - 1 <= shift.kept or (m.group(2) is not None and m.group(2) != name):
-        return m.group()
-    return "?"
+def _retitled(f, shift: Shift, name: str):
+    """(fix, alternatives) of `f` with the lines of this file their titles cite moved (a plan
+    writes "name:N" for every file, this one too); () when none moves; None when one names a
+    line the edit spans, or the fix also edits another file called `name` (which it means is
+    not told)."""
+    fixes = (f.fix, *f.alternatives)
+    out = list(fixes)
+    for k, fix in enumerate(fixes):
+        if fix is None or not cites(fix.title):
+            continue
+
+        def line(m) -> str:
+            number = int(m.group(1) or m.group(3))
+            if number - 1 <= shift.kept or (m.group(2) is not None and m.group(2) != name):
+                return m.group()
+            if number - 1 < shift.moved:
+                raise _Unsure
+            return f"line {number + shift.lines}" if m.group(2) is None else f"{name}:{number + shift.lines})"
+
+        try:
+            title = _CITED.sub(line, fix.title)
+        except _Unsure:
+            return None
+        if title == fix.title:
+            continue
+        if any(p.replace("\\", "/").rsplit("/", 1)[-1] == name for p in _other_files(fix)):
+            return None
+        out[k] = _titled(fix, title)
+    return () if all(a is b for a, b in zip(out, fixes)) else (out[0], tuple(out[1:]))
+
+
+def _other_files(fix) -> set[str]:
+    if type(fix) is Fix:
+        return {e.path for e in fix.edits if e.path is not None}
+    return set(getattr(fix, "other_files", ()) or ())
+
+
+def _titled(fix, title: str):
+    if isinstance(fix, LazyFix):  # one build for both (shifted: the same origin)
+        moved = fix.shifted(_same)
+        moved.title = title
+        return moved
+    return replace(fix, title=title)
+
+
+def _same(offset: int) -> int:
+    return offset
+
+
+def _with_fixes(f, fix, alternatives):
+    moved = object.__new__(type(f))
+    moved.__dict__.update(f.__dict__)
+    moved.fix, moved.alternatives = fix, alternatives
+    return moved
 
 
 def shift_result(result, shift: Shift, name: str = ""):

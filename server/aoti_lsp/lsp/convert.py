@@ -19,6 +19,7 @@ from lsprotocol import types
 from aoti_lsp.analysis.findings import Edit, Finding, Fix, LazyFix, Severity, plain_text, severity_of
 from aoti_lsp.fixes.layout import adapt
 from aoti_lsp.analysis.noqa import add_code
+from aoti_lsp.analysis.incremental import cites
 from aoti_lsp.analysis.positions import LineIndex, units
 from aoti_lsp.rules import rule_by_code
 from aoti_lsp.analysis.source import Source, absolute
@@ -202,8 +203,21 @@ def _carrier(source: Source, shift):
             d = _move_lines(d, shift.lines, uri, after=last)
         if d.message != f.message or (f.related and _notes_differ(d, f)):
             return _remessaged(d, f) or make(f)  # a line its message names moved (incremental.recited)
+        if _titles_differ(d, f):
+            return make(f)  # a line a fix's title names moved (rare: made anew)
         return d
     return carry
+
+
+def _titles_differ(d: types.Diagnostic, f: Finding) -> bool:
+    """Whether a title of `f`'s fixes that cites a line differs from the one `d` holds."""
+    fixes = (f.fix, *f.alternatives)
+    if not any(fix is not None and cites(fix.title) for fix in fixes):
+        return False
+    data = d.data if isinstance(d.data, dict) else {}
+    held = [data.get("fix"), *(data.get("alternatives") or ())]
+    titles = [fix.title for fix in fixes if fix is not None]
+    return titles != [h.get("title") for h in held if h]
 
 
 def _notes_differ(d: types.Diagnostic, f: Finding) -> bool:
