@@ -140,6 +140,7 @@ def test_blank_line_edits_inside_aoti_statements_match_full_analysis():
     ("def f():\n    a = g(1, 2)\n", "def f():\n    a = g(1,\n 2)\n", False),  # a line split
     ("def f():\n    a = 1 + \\\n        2\n", "def f():\n    a = 1 + \\\n\n        2\n", False),  # after `\\`
     ('def f():\n    """a\n    b"""\n', 'def f():\n    """a\n\n    b"""\n', False),  # in a docstring
+    ("def f():\r\n    a = 1\r\n", "def f():\r\n    a = 1\r\n\r\n", False),  # "\r": as the slice's follow, not read
 ])
 def test_blank_only(old, new, blank):
     a, b = old.encode(), new.encode()

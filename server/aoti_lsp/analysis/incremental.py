@@ -318,7 +318,7 @@ def reusable(state: State | None, new: bytes, config, tree_of=None, provisional:
         guess or (state.provisional and any(i.guessed for i in infos)))
 
 
-_SPACE = frozenset(b" \t\r\n\f")
+_SPACE = frozenset(b" \t\n\f")  # no "\r": a lone one ends a line too (as slice._blank_moved, not read)
 
 
 def _blank_lines(state: State, new: bytes, start: int, old_end: int, new_end: int, p: int, r: int):
