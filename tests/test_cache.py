@@ -429,6 +429,21 @@ def test_a_result_read_from_a_pt2_on_disk_follows_the_package(tmp_path, monkeypa
     assert findings(run(capsys, "serve.py")[1]) == []
 
 
+def test_a_result_follows_a_pt2_that_appears_on_disk(tmp_path, monkeypatch, capsys):
+    """A load of a package that is not there yet (the reader of packages is not even imported
+    then) is checked again once the package is written."""
+    folder = tmp_path / "later"
+    folder.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
+    monkeypatch.chdir(folder)
+    (folder / "serve.py").write_text(
+        "import torch\n\nrunner = torch._inductor.aoti_load_package('m.pt2')\nrunner(torch.randn(4, 8))\n")
+    assert findings(run(capsys, "serve.py")[1]) == []
+    with zipfile.ZipFile(folder / "m.pt2", "w") as z:
+        z.writestr("m/data/aotinductor/model/abc.wrapper_metadata.json", json.dumps({"AOTI_DEVICE_KEY": "cuda"}))
+    assert findings(run(capsys, "serve.py")[1]) == [("serve.py", 4, "AOTI102")]
+
+
 def test_cached_findings_are_the_same_as_fresh_ones(project, capsys):
     fresh = cli.main(["--check", "-j", "1", "--output-format", "json", "--no-cache", "."]), capsys.readouterr().out
     run(capsys, ".")

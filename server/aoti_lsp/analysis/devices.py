@@ -30,7 +30,7 @@ from functools import cached_property
 from collections.abc import Iterable
 
 from aoti_lsp import lazyre
-from aoti_lsp.analysis import tables
+from aoti_lsp.analysis import reads, tables
 from aoti_lsp.analysis.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DTYPE, CompileSite, LoadSite, argument_of, bind,
                             is_fstring, string_value, unwrap)
 from aoti_lsp.analysis.names import DEF, positional_names
@@ -1237,10 +1237,14 @@ class Analysis:
         return self._lookups[memo]
 
     def _read_disk_artifact(self, key: str, load: LoadSite) -> Artifact | None:
-        from aoti_lsp.analysis import pt2  # zipfile: only where a package may be on disk
-
         found: dict[str, tuple[str, str]] = {}
         for candidate in self._disk_candidates(key):
+            if not os.path.exists(candidate):  # most are not there: pt2 (zipfile: ~12 ms) not imported
+                if reads.current is not None:  # a cached result depends on it, as pt2.read_package records
+                    reads.current.add(os.path.abspath(candidate))
+                continue
+            from aoti_lsp.analysis import pt2
+
             info = pt2.read_package(candidate)
             if info is None:
                 continue
