@@ -1240,8 +1240,7 @@ class Analysis:
         found: dict[str, tuple[str, str]] = {}
         for candidate in self._disk_candidates(key):
             if not os.path.exists(candidate):  # most are not there: pt2 (zipfile: ~12 ms) not imported
-                if reads.current is not None:  # a cached result depends on it, as pt2.read_package records
-                    reads.current.add(os.path.abspath(candidate))
+                reads.record(os.path.abspath(candidate))  # a cached result depends on its absence too
                 continue
             from aoti_lsp.analysis import pt2
 

@@ -244,8 +244,7 @@ class PackageInfo:
 def read_package(path: str | os.PathLike) -> PackageInfo | None:
     """The devices a `.pt2` package was compiled for, or None when `path` is not a readable
     AOTI package (missing, not a zip, directory over the caps, no readable metadata)."""
-    if reads.current is not None:  # a cached check result depends on this package
-        reads.current.add(os.path.abspath(path))
+    reads.record(os.path.abspath(path))  # a cached check result depends on this package
     return _cached("devices", path, _read_devices)
 
 

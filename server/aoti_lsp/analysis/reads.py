@@ -7,3 +7,10 @@ imports no zipfile."""
 from __future__ import annotations
 
 current: set[str] | None = None  # while a result is recorded: every such path asked for
+
+
+def record(path: str) -> None:
+    """A check being recorded for the cache read (or looked for) `path`: its cached result is
+    valid only while that file's stamp is unchanged."""
+    if current is not None:
+        current.add(path)

@@ -136,7 +136,7 @@ class Project:
         contexts = self.memo("contexts", dict)
         if path not in contexts:
             contexts[path] = _context(path, self.__dict__.get("reader"), self)
-        _depends(path)  # what it says of this file's findings may change with that file's text
+        reads.record(path)  # what it says of this file's findings may change with that file's text
         return contexts[path]
 
     # -- constants across modules --------------------------------------------------------------
@@ -228,7 +228,7 @@ class Project:
         data = reader(path) if reader is not None else None
         if data is not None:  # an editor buffer, or a file a fix is rewriting: never the disk's
             return _facts_of_data(path, data)
-        _depends(path)  # its constants are in no summary: a cached result must see them change
+        reads.record(path)  # its constants are in no summary: a cached result must see them change
         return self._on_disk(path, "facts", _read_facts)
 
     def from_file(self, path: str, name: str, compute: Callable[[Any], Any]) -> Any:
@@ -236,7 +236,7 @@ class Project:
         "lazy_kw"): from the file's editor buffer, else from disk, as facts_of reads (_on_disk).
         A cached result depends on the file."""
         path = os.path.abspath(path)
-        _depends(path)
+        reads.record(path)
         reader = self.__dict__.get("reader")
         data = reader(path) if reader is not None else None
         if data is not None:
@@ -253,7 +253,7 @@ class Project:
     def depends_on(self, path: str) -> None:
         """What from_file records, for a value read through it once and kept by the caller: the
         check asking now depends on the (absolute) `path` too."""
-        _depends(path)
+        reads.record(path)
 
     def _on_disk(self, path: str, name: str, read: Callable[[str], Any]) -> Any:
         """read(path) of a file no summary holds, kept by the file's stamp: a change on disk
@@ -293,13 +293,6 @@ class Project:
                             out.setdefault(key, []).append((path, kind, site))
             return out
         return self.memo("artifacts", build)
-
-
-def _depends(path: str) -> None:
-    """A check being recorded for the cache (cache.recording) read `path` from disk: its cached
-    result is valid only while that file's stamp is unchanged."""
-    if reads.current is not None:
-        reads.current.add(path)
 
 
 def _context(path: str, reader, project):
