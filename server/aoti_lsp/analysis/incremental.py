@@ -497,18 +497,10 @@ def recited(f, shift: Shift, name: str):
     if fixes is None:
         return None
     if fixes:
-        f = _with_fixes(f, *fixes)
+        f = _copy(f, fix=fixes[0], alternatives=fixes[1])
     if not (LINE_CITED.search(f.message) or any(LINE_CITED.search(r.message) for r in f.related)):
         return f
-
-    def line(m) -> str:
-        number = int(m.group(1) or m.group(3))
-        if number - 1 <= shift.kept or (m.group(2) is not None and m.group(2) != name):
-            return m.group()
-        if number - 1 < shift.moved or m.group(2) is not None:
-            raise _Unsure
-        return f"line {number + shift.lines}"
-
+    line = _mover(shift, name, titles=False)
     try:
         message = _CITED.sub(line, f.message)
         related = [r if not LINE_CITED.search(r.message) else replace(r, message=_CITED.sub(line, r.message))
@@ -517,9 +509,29 @@ def recited(f, shift: Shift, name: str):
         return None
     if message == f.message and all(a is b for a, b in zip(related, f.related)):
         return f
+    return _copy(f, message=message, related=related)
+
+
+def _mover(shift: Shift, name: str, titles: bool):
+    """The re.sub callback that moves a line a text cites past `shift` (_CITED): "line N" (this
+    file), "name:N)" (another file's: kept). This file's own `name:N)` past the edit is moved in
+    a fix's title (`titles`: a plan cites every file so) and unsure in a message (which of two
+    files of that name it means is not told). A line of the edit's own: unsure (_Unsure)."""
+    def line(m) -> str:
+        number = int(m.group(1) or m.group(3))
+        if number - 1 <= shift.kept or (m.group(2) is not None and m.group(2) != name):
+            return m.group()
+        if number - 1 < shift.moved or (m.group(2) is not None and not titles):
+            raise _Unsure
+        return f"line {number + shift.lines}" if m.group(2) is None else f"{name}:{number + shift.lines})"
+    return line
+
+
+def _copy(f, **fields):
+    """`f` with `fields` changed (copy.copy, without its generic protocol)."""
     moved = object.__new__(type(f))
     moved.__dict__.update(f.__dict__)
-    moved.message, moved.related = message, related
+    moved.__dict__.update(fields)
     return moved
 
 
@@ -538,17 +550,8 @@ def _retitled(f, shift: Shift, name: str):
     for k, fix in enumerate(fixes):
         if fix is None or not cites(fix.title):
             continue
-
-        def line(m) -> str:
-            number = int(m.group(1) or m.group(3))
-            if number - 1 <= shift.kept or (m.group(2) is not None and m.group(2) != name):
-                return m.group()
-            if number - 1 < shift.moved:
-                raise _Unsure
-            return f"line {number + shift.lines}" if m.group(2) is None else f"{name}:{number + shift.lines})"
-
         try:
-            title = _CITED.sub(line, fix.title)
+            title = _CITED.sub(_mover(shift, name, titles=True), fix.title)
         except _Unsure:
             return None
         if title == fix.title:
@@ -575,13 +578,6 @@ def _titled(fix, title: str):
 
 def _same(offset: int) -> int:
     return offset
-
-
-def _with_fixes(f, fix, alternatives):
-    moved = object.__new__(type(f))
-    moved.__dict__.update(f.__dict__)
-    moved.fix, moved.alternatives = fix, alternatives
-    return moved
 
 
 def shift_result(result, shift: Shift, name: str = ""):
