@@ -408,22 +408,27 @@ def test_a_root_that_cannot_be_written_runs_without_cache(project, capsys):
     assert findings(run(capsys, "app.py")[1]) == CROSS
 
 
-def test_a_result_read_from_a_pt2_on_disk_follows_the_package(tmp_path, monkeypatch, capsys):
-    """A finding that comes from a `.pt2` package on disk is re-checked when the package changes."""
-    folder = tmp_path / "disk"
+def _serving(folder: Path, monkeypatch) -> Path:
+    """A git project whose serve.py loads m.pt2 (not written) and calls it with a CPU tensor."""
     folder.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
     monkeypatch.chdir(folder)
     (folder / "serve.py").write_text(
         "import torch\n\nrunner = torch._inductor.aoti_load_package('m.pt2')\nrunner(torch.randn(4, 8))\n")
+    return folder
 
-    def package(device):
-        with zipfile.ZipFile(folder / "m.pt2", "w") as z:
-            z.writestr("m/data/aotinductor/model/abc.wrapper_metadata.json", json.dumps({"AOTI_DEVICE_KEY": device}))
 
-    package("cuda")
+def _package(folder: Path, device: str) -> None:
+    with zipfile.ZipFile(folder / "m.pt2", "w") as z:
+        z.writestr("m/data/aotinductor/model/abc.wrapper_metadata.json", json.dumps({"AOTI_DEVICE_KEY": device}))
+
+
+def test_a_result_read_from_a_pt2_on_disk_follows_the_package(tmp_path, monkeypatch, capsys):
+    """A finding that comes from a `.pt2` package on disk is re-checked when the package changes."""
+    folder = _serving(tmp_path / "disk", monkeypatch)
+    _package(folder, "cuda")
     assert findings(run(capsys, "serve.py")[1]) == [("serve.py", 4, "AOTI102")]
-    package("cpu")
+    _package(folder, "cpu")
     st = (folder / "m.pt2").stat()
     os.utime(folder / "m.pt2", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     assert findings(run(capsys, "serve.py")[1]) == []
@@ -432,15 +437,9 @@ def test_a_result_read_from_a_pt2_on_disk_follows_the_package(tmp_path, monkeypa
 def test_a_result_follows_a_pt2_that_appears_on_disk(tmp_path, monkeypatch, capsys):
     """A load of a package that is not there yet (the reader of packages is not even imported
     then) is checked again once the package is written."""
-    folder = tmp_path / "later"
-    folder.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
-    monkeypatch.chdir(folder)
-    (folder / "serve.py").write_text(
-        "import torch\n\nrunner = torch._inductor.aoti_load_package('m.pt2')\nrunner(torch.randn(4, 8))\n")
+    folder = _serving(tmp_path / "later", monkeypatch)
     assert findings(run(capsys, "serve.py")[1]) == []
-    with zipfile.ZipFile(folder / "m.pt2", "w") as z:
-        z.writestr("m/data/aotinductor/model/abc.wrapper_metadata.json", json.dumps({"AOTI_DEVICE_KEY": "cuda"}))
+    _package(folder, "cuda")
     assert findings(run(capsys, "serve.py")[1]) == [("serve.py", 4, "AOTI102")]
 
 
