@@ -556,16 +556,10 @@ def _retitled(f, shift: Shift, name: str):
             return None
         if title == fix.title:
             continue
-        if any(p.replace("\\", "/").rsplit("/", 1)[-1] == name for p in _other_files(fix)):
+        if any(p.replace("\\", "/").rsplit("/", 1)[-1] == name for p in fix.other_files):
             return None
         out[k] = _titled(fix, title)
     return () if all(a is b for a, b in zip(out, fixes)) else (out[0], tuple(out[1:]))
-
-
-def _other_files(fix) -> set[str]:
-    if type(fix) is Fix:
-        return {e.path for e in fix.edits if e.path is not None}
-    return set(getattr(fix, "other_files", ()) or ())
 
 
 def _titled(fix, title: str):
