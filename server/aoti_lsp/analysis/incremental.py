@@ -487,10 +487,9 @@ class _Unsure(Exception):
 
 
 def recited(f, shift: Shift, name: str):
-    """`f` (moved past `shift`) with the lines of this file its message and notes name moved too
-    (the rules name a line of the same file as "line N", another file's as "name:N"); `f` itself
-    when none moves; None when one names a line the edit spans, or this file's `name` past the
-    edit (which of two files of that name it means is not told)."""
+    """`f` (moved past `shift`) with the lines of this file its message, notes and fix titles
+    name moved too (_mover); `f` itself when none moves; None when one names a line the edit
+    spans, or one it cannot tell is this file's (_mover, _retitled)."""
     if not shift.lines:
         return f
     fixes = _retitled(f, shift, name)
