@@ -1015,3 +1015,23 @@ def test_a_compile_writing_a_path_names_the_outside_function_its_result_is_given
     out = _diff(root)
     assert out.stdout == "", out.stdout
     assert "gives it to `vendor_pkg.store.upload` (run.py:5), which this analysis does not read" in out.stderr, out.stderr
+
+
+def test_a_keyword_the_new_call_has_no_place_for_is_refused_unless_it_says_nothing(tmp_path):
+    """bertmaher/llama2.so's shape: `constraints=` made dim 1 dynamic; the migration dropped it and
+    exported a static program. A keyword at the value that changes nothing is dropped."""
+    root = _project(tmp_path, {"build.py": """
+        import torch
+        so = torch._export.aot_compile(model, (x,), constraints=[torch._export.dynamic_dim(x, 1) <= 64],
+                                       options={"aot_inductor.output_path": "/srv/m.so"})
+        run = torch._export.aot_load(so, "cpu")
+        """, "other.py": """
+        import torch
+        so = torch._export.aot_compile(model, (x,), same_signature=True)
+        run = torch._export.aot_load(so, "cpu")
+        """})
+    out = _diff(root)
+    assert "+++ b/build.py" not in out.stdout and "build.py:2:6: AOTI001 not fixed: no automatic fix: it passes " \
+        "`constraints=`" in out.stderr
+    added = [line for line in out.stdout.split("+++ b/other.py")[1].splitlines() if line.startswith("+")]
+    assert added and not any("same_signature" in line for line in added)

@@ -32,8 +32,17 @@ with warnings.catch_warnings(record=True) as caught:
         torch._inductor.aot_compile(torch.nn.Linear(2, 2), (torch.randn(1, 2),))
     except Exception as exc:
         old_inductor = f"{type(exc).__name__}: {exc}"
+try:
+    torch._export.aot_compile(torch.nn.Linear(2, 2), (torch.randn(1, 2),), constraints=[])
+except Exception as exc:
+    constraints = f"{type(exc).__name__}: {exc}"
+import inspect
+keywords = {n: repr(p.default) for f in (torch._export.aot_compile, torch._inductor.aot_compile)
+            for n, p in inspect.signature(f).parameters.items() if p.kind is p.KEYWORD_ONLY}
 print(json.dumps({
     "version": torch.__version__,
+    "constraints": constraints,
+    "keywords": keywords,
     "records": records,
     "warnings": old_api,
     "deprecated_attr": [hasattr(f, "__deprecated__") for f in (torch._export.aot_compile, torch._export.aot_load)],
@@ -55,3 +64,16 @@ def test_deprecation_is_a_logging_banner_only(torch_env, tmp_path):
     assert seen["warnings"] == []  # no warnings category: `python -W error` never notices
     assert seen["deprecated_attr"] == [False, False]
     assert seen["old_inductor"].startswith("AttributeError") and "graph" in seen["old_inductor"]
+
+
+def test_the_keywords_the_migration_drops_or_refuses_are_torchs(torch_env, tmp_path):
+    """migrate.keywords_check: `constraints=` fails the old call itself; the keywords it drops are
+    dropped only at torch's own defaults; the ones it carries over are torch's too."""
+    from aoti_lsp.fixes.migrate import _CARRIED, _DROPPED_AT
+
+    res = run_python(["-c", PROBE], {**torch_env, "PYTHONWARNINGS": ""}, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    assert seen["constraints"].startswith("TypeError") and "constraints" in seen["constraints"]
+    dropped = {n: v for table in _DROPPED_AT.values() for n, v in table.items()}
+    assert {n: v for n, v in seen["keywords"].items() if n not in _CARRIED} == dropped

@@ -183,6 +183,33 @@ def _ts_simple_string(node: Node) -> str | bytes | None:
         raise Unsure("a string literal_eval rejects") from exc
 
 
+# the keywords torch 2.13's old compiles take besides what the migration carries over, at the value
+# that changes nothing (the new API has no such parameter: it is dropped only at that value)
+_DROPPED_AT = {"torch._export.aot_compile": {"remove_runtime_assertions": "False",
+                                             "disable_constraint_solver": "False", "same_signature": "True"},
+               "torch._inductor.aot_compile": {}}
+_CARRIED = ("args", "kwargs", "dynamic_shapes", "options")
+
+
+def keywords_check(ctx, bound: dict, qualname: str) -> None:
+    """Raises CannotFix for a keyword the migration would drop although it says something: the new
+    call has no place for it (a dropped `constraints=` made a dynamic dim static)."""
+    dropped = _DROPPED_AT.get(qualname, {})
+    for name, (value, positional) in bound.items():
+        if positional or name in _CARRIED or name in ("f", "gm"):
+            continue
+        if name == "constraints":
+            raise CannotFix("it passes `constraints=` (dynamic dims in an older torch's spelling: torch 2.13's "
+                            "aot_compile rejects it with a TypeError): write them as dynamic_shapes= with "
+                            "torch.export.Dim, then migrate")
+        if name not in dropped:
+            raise CannotFix(f"it passes `{name}=`, which {qualname} does not take (torch 2.13): the call fails as "
+                            "it is; fix it first")
+        if ctx.source.node_text(value).strip() != dropped[name]:
+            raise CannotFix(f"it passes `{name}={ctx.source.node_text(value)[:30]}`, which aoti_compile_and_package "
+                            "has no parameter for: migrate it by hand")
+
+
 def compile_check(ctx, call: Node, qualname: str) -> None:
     """Raises what `compile_fix` would raise (CannotFix), without libcst."""
     _statement(call)
@@ -190,6 +217,7 @@ def compile_check(ctx, call: Node, qualname: str) -> None:
     bound = _ts_args(call, [first, "args", "kwargs"])
     if first not in bound or "args" not in bound:
         raise CannotFix("the model or the example inputs are missing")
+    keywords_check(ctx, bound, qualname)
     model_node, positional = bound[first]
     program = program_of(ctx, model_node)
     if program is not None:
@@ -341,6 +369,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     if first not in bound or "args" not in bound:
         raise CannotFix("the model or the example inputs are missing")
     ts_bound = _ts_args(call, params)
+    keywords_check(ctx, ts_bound, qualname)
     model_node = ts_bound[first][0]
     program = program_of(ctx, model_node)
     hoisted: list[Edit] = []

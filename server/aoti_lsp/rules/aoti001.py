@@ -48,7 +48,11 @@ editor, applied by the CLI only with `--unsafe-fixes`.
   as the example's, silently.
 - Not done for you: the old compile ran under `torch.no_grad()`, the new one does not (wrap
   it where the model needs it). No fix is offered for a plain function (export
-  needs an `nn.Module`), for `*args`, or where the call may not run (lambda, conditional)."""
+  needs an `nn.Module`), for `*args`, or where the call may not run (lambda, conditional), nor
+  where it passes a keyword the new calls have no place for: `constraints=` (dynamic dims in an
+  older spelling, which torch 2.13 rejects: dropping it made the program static), or
+  `remove_runtime_assertions=` / `disable_constraint_solver=` / `same_signature=` at a value other
+  than their default (at the default they are dropped)."""
     explanation += FALLBACKS
     fix_explanation += MIGRATION_PLAN
     invalid = (
