@@ -183,31 +183,25 @@ def _ts_simple_string(node: Node) -> str | bytes | None:
         raise Unsure("a string literal_eval rejects") from exc
 
 
-# the keywords torch 2.13's old compiles take besides what the migration carries over, at the value
-# that changes nothing (the new API has no such parameter: it is dropped only at that value)
-_DROPPED_AT = {"torch._export.aot_compile": {"remove_runtime_assertions": "False",
-                                             "disable_constraint_solver": "False", "same_signature": "True"},
-               "torch._inductor.aot_compile": {}}
+# the keywords torch 2.13's old compiles take besides what the migration carries over: ignored
+# there (aoti-facts), so dropped
+_DROPPED = {"torch._export.aot_compile": ("remove_runtime_assertions", "disable_constraint_solver", "same_signature"),
+            "torch._inductor.aot_compile": ()}
 _CARRIED = ("args", "kwargs", "dynamic_shapes", "options")
 
 
 def keywords_check(ctx, bound: dict, qualname: str) -> None:
-    """Raises CannotFix for a keyword the migration would drop although it says something: the new
-    call has no place for it (a dropped `constraints=` made a dynamic dim static)."""
-    dropped = _DROPPED_AT.get(qualname, {})
+    """Raises CannotFix for a keyword the migration would drop although it says something: one torch
+    2.13 does not take (a dropped `constraints=` made a dynamic dim static)."""
     for name, (value, positional) in bound.items():
-        if positional or name in _CARRIED or name in ("f", "gm"):
+        if positional or name in _CARRIED or name in ("f", "gm") or name in _DROPPED.get(qualname, ()):
             continue
         if name == "constraints":
             raise CannotFix("it passes `constraints=` (dynamic dims in an older torch's spelling: torch 2.13's "
                             "aot_compile rejects it with a TypeError): write them as dynamic_shapes= with "
                             "torch.export.Dim, then migrate")
-        if name not in dropped:
-            raise CannotFix(f"it passes `{name}=`, which {qualname} does not take (torch 2.13): the call fails as "
-                            "it is; fix it first")
-        if ctx.source.node_text(value).strip() != dropped[name]:
-            raise CannotFix(f"it passes `{name}={ctx.source.node_text(value)[:30]}`, which aoti_compile_and_package "
-                            "has no parameter for: migrate it by hand")
+        raise CannotFix(f"it passes `{name}=`, which {qualname} does not take (torch 2.13): the call fails as "
+                        "it is; fix it first")
 
 
 def compile_check(ctx, call: Node, qualname: str) -> None:

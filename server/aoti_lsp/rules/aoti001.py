@@ -49,10 +49,8 @@ editor, applied by the CLI only with `--unsafe-fixes`.
 - Not done for you: the old compile ran under `torch.no_grad()`, the new one does not (wrap
   it where the model needs it). No fix is offered for a plain function (export
   needs an `nn.Module`), for `*args`, or where the call may not run (lambda, conditional), nor
-  where it passes a keyword the new calls have no place for: `constraints=` (dynamic dims in an
-  older spelling, which torch 2.13 rejects: dropping it made the program static), or
-  `remove_runtime_assertions=` / `disable_constraint_solver=` / `same_signature=` at a value other
-  than their default (at the default they are dropped)."""
+  where it passes a keyword torch 2.13's call does not take: `constraints=` (dynamic dims in an
+  older spelling, a TypeError on torch 2.13; dropping it made the program static)."""
     explanation += FALLBACKS
     fix_explanation += MIGRATION_PLAN
     invalid = (
@@ -68,6 +66,8 @@ editor, applied by the CLI only with `--unsafe-fixes`.
     )
 
     def message(self, qualname, symbol):
+        if qualname == "torch._inductor.aot_compile":  # torch warns nothing for it (aoti-facts): legacy, not deprecated
+            return f"`{qualname}` is legacy (a bare .so): use `torch.export.export` + `aoti_compile_and_package`"
         return f"`{qualname}` is deprecated: use `torch.export.export` + `aoti_compile_and_package`"
 
 
