@@ -262,7 +262,9 @@ def test_server_diagnostics_after_edits_match_a_fresh_server():
         ls.update_summary(doc.path, doc.source())
         items = ls.diagnostics(doc)
         moved += getattr(ls.result(doc), "moved", None) is not None
-        if ls.analysed.provisional(doc.uri):  # a syntax error judged from its statements: settle first
+        # a syntax error judged from its statements, or a statement being typed (the last findings
+        # moved): provisional, verified once typing settles
+        if ls.analysed.provisional(doc.uri) or getattr(ls.result(doc), "provisional", False):
             ls.flush_summaries()
             ls.verify_results()
             items = ls.diagnostics(doc)
@@ -421,3 +423,59 @@ def test_a_title_citing_a_file_of_the_same_name_elsewhere_is_not_moved():
     shift = incremental.Shift(40, 40, 5, lines=1, kept=4, moved=5)
     assert "(serve.py:7)" in incremental.recited(finding("lib/loader.py"), shift, "serve.py").fix.title
     assert incremental.recited(finding("lib/serve.py"), shift, "serve.py") is None
+
+
+def test_a_module_level_aoti_statement_being_typed_moves_the_last_findings_until_typing_pauses(monkeypatch):
+    """`RUNNER_11 = torch._export.aot_load(so_11, "cuda").` typed at module level: the statement's
+    error is the module's, not a statement's own, so slice.py refuses it, and every keystroke
+    was a whole analysis (~0.8 s in the dense 20k-line file). Now the last findings are moved,
+    provisionally (no analysis), and once typing pauses a whole analysis replaces them; typing
+    on to a clean text is exact again."""
+    from lsprotocol import types
+
+    from aoti_lsp.lsp import server as server_mod
+
+    text = generated_source(120, 2500)
+    path = str(ROOT / "typing_generated.py")  # never written
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text)
+    lines = text.split("\n")
+    line = next(i for i, t in enumerate(lines) if t.startswith("RUNNER_") and "aot_load(" in t)
+    col = len(lines[line])
+    before = ls.diagnostics(doc)
+    analyses = []
+    real = server_mod.analyze
+    monkeypatch.setattr(server_mod, "analyze", lambda *a, **k: analyses.append(1) or real(*a, **k))
+    at = col
+    for version, typed in enumerate((".", "to(", "x"), 1):  # each a statement Python rejects
+        doc.apply([types.TextDocumentContentChangePartial(range=types.Range(
+            types.Position(line, at), types.Position(line, at)), text=typed)], version, "utf-16")
+        at += len(typed)
+        ls.update_summary(doc.path, doc.source(), defer=True)
+        items = ls.diagnostics(doc)
+        # (tree-sitter reads the file's `...).` and the next line as one attribute: no error there;
+        # Python, and the statement's own parse, say it is broken)
+        assert ls.result(doc).provisional
+        # nothing before the typed text moved (a noqa edit at the line's end does)
+        assert [(d.range, d.message) for d in items] == [(d.range, d.message) for d in before]
+    assert not analyses, "a keystroke in a broken module-level statement analysed the whole file"
+    ls.flush_summaries()
+    assert ls.verify_results() is True
+    assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc) and analyses
+    for version, typed in enumerate((")",), 4):  # `.to(x)`: clean again, exact
+        doc.apply([types.TextDocumentContentChangePartial(range=types.Range(
+            types.Position(line, at), types.Position(line, at)), text=typed)], version, "utf-16")
+        ls.update_summary(doc.path, doc.source(), defer=True)
+        items = ls.diagnostics(doc)
+        assert not getattr(ls.result(doc), "provisional", False)
+        ls.flush_summaries()
+        assert items == inprocess.fresh_diagnostics(doc)
+
+
+def test_broken_edit():
+    old = b"import torch\nr = torch._export.aot_load(so, 'cuda')\nx = 1\n"
+    state = incremental.state_of(Source(old, "t.py"), Config())
+    assert incremental.broken_edit(state, old.replace(b"'cuda')", b"'cuda').")) is not None
+    assert incremental.broken_edit(state, old.replace(b"'cuda')", b"'cpu')")) is None  # parses: the slice's
+    assert incremental.broken_edit(state, old) is None
+    assert incremental.broken_edit(state, old.replace(b"x = 1\n", b"x = 1\n\n")) is None  # after every statement

@@ -318,6 +318,28 @@ def reusable(state: State | None, new: bytes, config, tree_of=None, provisional:
         guess or (state.provisional and any(i.guessed for i in infos)))
 
 
+def broken_edit(state: State | None, new: bytes) -> Shift | None:
+    """The Shift from `state`'s text to `new` where the edit lies inside whole top-level statements
+    of it and those statements, as `new` spells them, do not parse on their own: a statement being
+    typed (`r = aot_load(so, "cuda").`). The server then shows the last findings moved,
+    provisionally, until typing pauses (a whole analysis of a 20k-line file per keystroke
+    otherwise: a module-level statement's error is no statement's own, so slice.py refuses it).
+    None otherwise."""
+    if state is None or new == state.data:
+        return None
+    old = state.data
+    start, old_end, new_end = edit_span(old, new)
+    n = len(state.starts)
+    p = bisect_left(state.ends, start)  # touching counts as edited (a key typed at a line's end)
+    q = n - bisect_right(state.starts, old_end)
+    if p >= n - q:
+        return None  # between statements
+    window = new[state.starts[p]:state.ends[n - q - 1] + new_end - old_end]
+    if not parser().parse(window).root_node.has_error:
+        return None
+    return shift_of(old, new, start, old_end, new_end)
+
+
 _SPACE = frozenset(b" \t\n\f")  # no "\r": a lone one ends a line too (as slice._blank_moved, not read)
 
 
@@ -695,6 +717,10 @@ class Tracker:
         shift, state = hit
         last[2] = state  # the text is now `source`'s (the state holds it; the tree is no longer read)
         return shift, last[3]
+
+    def payload(self, key: str):
+        last = self._last.get(key)
+        return None if last is None else last[3]
 
     def state(self, key: str) -> State | None:
         last = self._last.get(key)

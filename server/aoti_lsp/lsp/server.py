@@ -165,6 +165,9 @@ class AotiServer(LanguageServer):
                 if getattr(result, "provisional", False):  # a broken statement's own parse: verified later
                     guards.settle(self)
                 return result
+            result = self._typing(doc, source, key)
+            if result is not None:
+                return result
         result = guards.bounded(lambda: analyze(source, cfg, project=self.project), doc)
         for err in result.errors:
             self.window_log_message(types.LogMessageParams(types.MessageType.Error, err))
@@ -175,6 +178,20 @@ class AotiServer(LanguageServer):
         else:
             self.analysed.forget(doc.uri)
             self.sliced.forget(doc.uri)
+        return result
+
+    def _typing(self, doc: Document, source, key) -> Result | None:
+        """A statement being typed that does not parse yet (incremental.broken_edit): the last
+        analysis's findings, moved past the edit, provisional: once typing pauses a whole
+        analysis replaces them (verify_results). None where they cannot be moved."""
+        shift = incremental.broken_edit(self.analysed.state(doc.uri), source.data)
+        last = self.analysed.payload(doc.uri) if shift is not None else None
+        result = incremental.shift_result(last, shift, os.path.basename(doc.path)) if last is not None else None
+        if result is None:
+            return None
+        result.provisional = True
+        self._results[doc.uri] = (key, result)
+        guards.settle(self)
         return result
 
     def diagnostics(self, doc: Document) -> list[types.Diagnostic]:
