@@ -39,6 +39,7 @@ import bench  # noqa: E402  (its generator: scripts/bench.py section a)
 
 KEYSTROKES = int(os.environ.get("AOTI_BENCH_KEYS", 40))
 ENTERS = int(os.environ.get("AOTI_BENCH_ENTERS", 10))  # then Enter keystrokes (new lines), reported apart
+TYPOS = int(os.environ.get("AOTI_BENCH_TYPOS", 5))  # then "." typed at a module-level AOTI line's end and deleted
 TIMEOUT = float(os.environ.get("AOTI_BENCH_LIMIT", 120))  # seconds for one answer
 # A message's time is when its last byte arrived, before this client parses it: Python's
 # json.loads reads a dense file's 4.5 MB report at ~25 MB/s (~180 ms, more than the server's
@@ -301,6 +302,20 @@ def enter(text: str, rng: random.Random) -> tuple[int, int, int, str]:
             return i, len(line), len(line), "\n" + indent
 
 
+MODULE_AOTI = re.compile(r"^[A-Za-z_]\w* = .*\b(aot_load|aoti_load_package|aot_compile|aoti_compile_and_package)\(.*\)$")
+
+
+def typo(text: str, rng: random.Random) -> tuple[int, int, int, str] | None:
+    """"." typed at the end of a module-level AOTI statement (`r = aot_load(so, "cpu").`, a
+    statement Python rejects until the next keys come); None in a file without one."""
+    lines = text.split("\n")
+    spots = [i for i, line in enumerate(lines) if MODULE_AOTI.match(line)]
+    if not spots:
+        return None
+    i = rng.choice(spots)
+    return i, len(lines[i]), len(lines[i]), "."
+
+
 def key(d: dict) -> tuple:
     r = d["range"]
     return (d.get("code"), r["start"]["line"], r["start"]["character"], r["end"]["line"], r["end"]["character"])
@@ -339,6 +354,15 @@ def run_file(name: str, path: Path, push: bool, profile: Path | None) -> dict:
                 if not ed.items:
                     failures.append(f"{name}: the diagnostics after an edit ({edit.__name__}) came back empty")
                 time.sleep(GAP_S)
+        out["typos"] = []
+        for _ in range(TYPOS):  # typed, then deleted: the text is clean again after each pair
+            spot = typo(ed.text, rng)
+            if spot is None:
+                break
+            line, col, _, dot = spot
+            out["typos"].append(ed.edit(line, col, col, dot))
+            out["typos"].append(ed.edit(line, col, col + 1, ""))
+            time.sleep(GAP_S)
         typed = sorted(map(key, ed.items))
         ed.pause(3.0)  # typing paused: what the server settles
         settled = sorted(map(key, ed.items))
@@ -388,6 +412,12 @@ def report(name: str, r: dict, mode: str) -> None:
         med, worst = statistics.median(enters), max(enters)
         print(f"  Enter median {med:.1f} ms{verdict(med, med_goal)}, worst of {len(enters)} {worst:.1f} ms"
               f"{verdict(worst, worst_goal)}")
+    typos = r.get("typos") or []
+    if typos:  # no goal of the issue's: reported so the path stays seen
+        broken, repaired = typos[0::2], typos[1::2]
+        print(f"  \".\" typed at a module-level AOTI line's end (a syntax error: the last findings moved, "
+              f"provisional) median {statistics.median(broken):.1f} ms, worst of {len(broken)} {max(broken):.1f} ms; "
+              f"deleted again median {statistics.median(repaired):.1f} ms")
     parsed = r.get("parse_ms") or []
     if parsed:  # after each time above: this client's own cost, not the server's (BIG_REPORT)
         print(f"  then this Python client's json.loads of each report >= 1 MB: median "
