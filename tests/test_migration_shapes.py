@@ -1035,3 +1035,24 @@ def test_a_keyword_torch_rejects_is_refused_one_it_ignores_is_dropped(tmp_path):
         "`constraints=`" in out.stderr
     added = [line for line in out.stdout.split("+++ b/other.py")[1].splitlines() if line.startswith("+")]
     assert added and not any("same_signature" in line for line in added)
+
+
+def test_a_run_time_path_names_the_projects_own_container_runner(tmp_path):
+    """molnex's shape: the .so path is a parameter, and the project's C++ (not "a program outside
+    the project") opens .so files with AOTIModelContainerRunnerCpu: the editor-only offer names
+    that file (its source before the header that declares it) and what it must become."""
+    root = _project(tmp_path, {
+        "export.py": """
+            import torch
+            def export_model(model, x, so_path):
+                torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": so_path})
+        """,
+        "interface/include/runner.h": "#include <torch/csrc/inductor/aoti_runner/model_container_runner_cpu.h>\n"
+                                      "std::unique_ptr<torch::inductor::AOTIModelContainerRunnerCpu> runner;\n",
+        "interface/src/runner.cpp": '#include "runner.h"\n\nvoid load(const char* p) {\n'
+                                    "  runner = std::make_unique<torch::inductor::AOTIModelContainerRunnerCpu>(p);\n}\n",
+    })
+    err = _diff(root).stderr
+    assert "AOTI001 not fixed: display-only fix, for the editor" in err and "outside the project" not in err
+    assert ("interface/src/runner.cpp:4 of the project opens .so files with AOTIModelContainerRunner: it must load "
+            "the package with AOTIModelPackageLoader") in err

@@ -293,8 +293,11 @@ def _plan(ctx, call: Node) -> Plan:
         _returned_artifact(ctx, compile_site, plan)
         if _private_by_callers(ctx, compile_site, node):
             return plan
+        runner = _container_runner(ctx)
         plan.outside = (f"the path {what} is known only at run time: it must end in .pt2, and any program "
-                        "outside the project that loads it must use aoti_load_package")
+                        "outside the project that loads it must use aoti_load_package") if runner is None else (
+            f"the path {what} is known only at run time: it must end in .pt2, and {runner} of the project opens "
+            ".so files with AOTIModelContainerRunner: it must load the package with AOTIModelPackageLoader")
         return plan
     plan = _collected(ctx, key)
     if not plan.producers:
@@ -338,6 +341,37 @@ def _named_outside_python(ctx, key: str) -> str | None:
     if found is None or found[0] != root:  # read once per project: the tree, not each plan
         found = project.__dict__["so_names"] = (root, _so_names(root))
     return found[1].get(os.path.basename(key))
+
+
+def _container_runner(ctx) -> str | None:
+    """`file:line` of the project's first C/C++ source that opens a `.so` with AOTI's container
+    runner (`AOTIModelContainerRunnerCpu(argv[1], ...)`): where the path is known only at run
+    time, the reader a refusal can still name (llama2.so's run.cpp, molnex's model_runner.cpp)."""
+    project = ctx.project
+    root = getattr(project, "root", None) if project is not None else None
+    if not root:
+        return None
+    found = project.__dict__.get("container_runner")
+    if found is None or found[0] != root:  # read once per project
+        where, header = None, None  # a header declares the runner; a source file opens it: named first
+        for path in _tree(root, lambda name: name.endswith(_SOURCES) and not _generated(name)):
+            try:
+                if os.path.islink(path) or os.path.getsize(path) > 1 << 20:
+                    continue
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            at = data.find(b"AOTIModelContainerRunner")
+            if at >= 0:
+                line = data.count(b"\n", 0, at) + 1
+                if path.endswith((".h", ".hpp")):
+                    header = header or f"{os.path.relpath(path, root)}:{line}"
+                    continue
+                where = f"{os.path.relpath(path, root)}:{line}"
+                break
+        found = project.__dict__["container_runner"] = (root, where or header)
+    return found[1]
 
 
 # which mention of a .so a refusal names: the program that loads it, then what runs it, then docs
