@@ -186,6 +186,10 @@ SHAPES = {
     "no inputs": "so = torch._export.aot_compile(model)\n",
     "keyword inputs": "so = torch._export.aot_compile(model, args=(x,))\n",
     "keyword model": "so = torch._export.aot_compile(f=model, args=(x,))\n",
+    "plain function by its caller": "import functools\ndef comp(fn, **kw):\n    torch._export.aot_compile(fn, (), kw)\n"
+                                    "comp(functools.partial(g, m=model), x=x)\n",
+    "lambda by its caller": "def comp(fn):\n    torch._export.aot_compile(fn, (x,))\ncomp(lambda t: t)\n",
+    "module by its caller": "def comp(fn):\n    torch._export.aot_compile(fn, (x,))\ncomp(model)\n",
     "constraints": "so = torch._export.aot_compile(model, (x,), constraints=[c])\nr = torch._export.aot_load(so, 'cpu')\n",
     "keyword torch ignores": "so = torch._export.aot_compile(model, (x,), remove_runtime_assertions=True)\n",
     "keyword torch rejects": "so = torch._inductor.aot_compile(gm, (x,), same_signature=True)\n",
@@ -281,7 +285,8 @@ def test_call_shapes_refuse_as_they_should(no_build_errors, tmp_path):
                  "not a plain function", "are also read at", "may change before the call", "may not run",
                  "part of a with", "path or the device is missing", "is not known here", "takes only an index",
                  "cannot tell is an ExportedProgram", "a torch.device object", "bound to something else",
-                 "`constraints=`", "`same_signature=`, which torch._inductor"):
+                 "`constraints=`", "`same_signature=`, which torch._inductor",
+                 "passes `functools.partial(...)` for `fn`", "passes a lambda for `fn`"):
         assert any(part in r for r in reasons), (part, reasons)
 
 

@@ -21,6 +21,7 @@ from aoti_lsp.analysis import findings
 from aoti_lsp.analysis.facts import LOADS, NEW_COMPILE, NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF, unwrap
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.analysis.records import record
+from aoti_lsp.analysis.names import DEF
 from aoti_lsp.analysis.source import absolute
 from aoti_lsp.analysis.treesitter import Node
 from aoti_lsp.fixes.migrate import (
@@ -97,6 +98,9 @@ def _migration(ctx, plan: Plan) -> Fix | LazyFix:
     edits built with libcst when someone reads them (findings.LazyFix). A plan whose calls
     nest (`aot_load(aot_compile(...))`), or whose calls libcst might read otherwise than
     tree-sitter, is built at once: then libcst decides, as it always did."""
+    for member in plan.compiles:  # before either way of building: both refuse it alike
+        if member.qualname in OLD_COMPILE:
+            _plain_function_by_callers(member.ctx, member.call, member.qualname)
     if findings.EAGER_FIXES or _nested(plan):
         return _built(ctx, plan)
     try:
@@ -611,6 +615,59 @@ def _private_by_callers(ctx, site, path: Node) -> bool:
                     return False
             callers += 1
     return callers > 0
+
+
+_PLAIN = {"functools.partial": "`functools.partial(...)`"}
+
+
+def _plain_function_by_callers(ctx, call: Node, qualname: str) -> None:
+    """Raises CannotFix where the compiled model is a parameter of the enclosing function and a
+    caller in the project passes a plain function for it (a `def`, a lambda, `functools.partial`):
+    torch.export.export takes an nn.Module (torch 2.13: `ValueError: Expected 'mod' to be an
+    instance of 'torch.nn.Module'`), so its migration cannot run (diffusers-torchao's guide)."""
+    args = call.child_by_field_name("arguments")
+    first = next((a for a in args.named_children if a.type not in ("comment", "keyword_argument")), None) \
+        if args is not None else None
+    if first is None or first.type != "identifier":
+        return
+    found = _from_params(ctx, call, first)
+    if found is None:
+        return
+    func, names, _ = found
+    name, fname = first.text.decode(), func.child_by_field_name("name").text.decode()
+    i = names.index(name)
+    for other in _mentioning(ctx, fname):
+        for ident in other.facts.idents(fname):
+            caller = ident.parent
+            if caller is None or caller.type != "call" or caller.child_by_field_name("function") != ident:
+                continue
+            given = [a for a in caller.child_by_field_name("arguments").named_children if a.type != "comment"]
+            arg = next((a.child_by_field_name("value") for a in given if a.type == "keyword_argument"
+                        and a.child_by_field_name("name").text.decode() == name), None)
+            if arg is None and i < len(given) and given[i].type not in ("keyword_argument", "list_splat",
+                                                                          "dictionary_splat"):
+                arg = given[i]
+            what = _plain_function(other, arg)
+            if what is not None:
+                where = f"{os.path.basename(other.source.path)}:{other.source.lines.line_of(caller.start_byte) + 1}"
+                raise CannotFix(f"its caller ({where}) passes {what} for `{name}`: torch.export.export takes an "
+                                "nn.Module, not a plain function: wrap it in a Module first")
+
+
+def _plain_function(ctx, arg: Node | None) -> str | None:
+    """How `arg` spells a plain function (None where it does not, or is not known to)."""
+    arg = ctx.facts.deref(arg, arg.start_byte) if arg is not None else None
+    if arg is None:
+        return None
+    if arg.type == "lambda":
+        return "a lambda"
+    if arg.type == "call" and ctx.facts.qualname(arg) in _PLAIN:
+        return _PLAIN[ctx.facts.qualname(arg)]
+    if arg.type == "identifier":
+        b = ctx.names.lookup(arg.text.decode(), arg.start_byte, ctx.names.scope_of(arg))
+        if b is not None and b.kind == DEF:
+            return f"the function `{arg.text.decode()}`"
+    return None
 
 
 def _identifiers(node: Node):
