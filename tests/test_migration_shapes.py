@@ -1056,3 +1056,34 @@ def test_a_run_time_path_names_the_projects_own_container_runner(tmp_path):
     assert "AOTI001 not fixed: display-only fix, for the editor" in err and "outside the project" not in err
     assert ("interface/src/runner.cpp:4 of the project opens .so files with AOTIModelContainerRunner: it must load "
             "the package with AOTIModelPackageLoader") in err
+
+
+SPELT_TWICE = """
+    import os
+    import torch
+    def go(m, x, n):
+        torch._export.aot_compile(m, (x,), options={"aot_inductor.output_path": os.path.join(os.getcwd(), f"b/m_{n}.so")})
+        {between}r = torch._export.aot_load(os.path.join(os.getcwd(), f"b/m_{n}.so"), "cpu")
+        return r(x)
+"""
+
+
+@pytest.mark.parametrize("between", ["", "n = n + 1\n        "])
+def test_a_run_time_path_spelt_again_at_the_loader_is_one_artifact(tmp_path, between):
+    """An e3nn benchmark's shape: the compile and its loader spell the same run-time path. They
+    are one artifact (one fix, both paths renamed; editor-only: another program may read it), not
+    two fixes whose reasons contradict each other. Where a name of it is bound again between, the
+    loader may read another file: its own plan, as before."""
+    path = tmp_path / "bench.py"
+    path.write_text(textwrap.dedent(SPELT_TWICE.replace("{between}", between)).lstrip())
+    found = analyze(Source.from_text(path.read_text(), str(path)), Config()).findings
+    compile_fix, load_fix = found[0].fix, found[1].fix
+    if between:
+        assert "nothing in the project writes it" in load_fix.title
+        assert compile_fix.title != load_fix.title
+        return
+    assert compile_fix.title == load_fix.title and compile_fix.applicability.value == "display-only"
+    assert "Migrate to aoti_compile_and_package + aoti_load_package" in compile_fix.title
+    texts = [e.text for e in compile_fix.edits]
+    assert any('package_path=os.path.join(os.getcwd(), f"b/m_{n}.pt2")' in t for t in texts)
+    assert any('aoti_load_package(os.path.join(os.getcwd(), f"b/m_{n}.pt2"))' in t for t in texts)

@@ -286,6 +286,9 @@ def _plan(ctx, call: Node) -> Plan:
             if load_site.qualname not in OLD_LOAD:
                 raise CannotFix(f"the path {what} is known only at run time and no compile of the project "
                                 f"writes it: migrate this loader together with the program that does ({PAGE})")
+            writer = _spelt_alike_before(ctx, load_site)
+            if writer is not None:  # the compile above spells the same path: its plan takes this loader
+                return _plan(ctx, writer.call)
             plan.loads.append(Member(ctx, call, load_site.qualname))
             plan.basis = _packages_only(ctx, load_site, node)
             if plan.basis is None:
@@ -295,6 +298,9 @@ def _plan(ctx, call: Node) -> Plan:
         _opened_otherwise(ctx, node)
         # this run's loaders are those its value reaches; another program may be given the path too
         _returned_artifact(ctx, compile_site, plan)
+        taken = {m.call.id for m in plan.loads}
+        plan.loads += [Member(ctx, load.call, load.qualname) for load in _spelt_alike_after(ctx, compile_site)
+                       if load.call.id not in taken]
         if _private_by_callers(ctx, compile_site, node):
             return plan
         runner = _container_runner(ctx)
@@ -549,6 +555,49 @@ def _from_params(ctx, call: Node, path: Node) -> tuple[Node, list, set] | None:
     if not used or not all(n in names for n in used):
         return None
     return func, names, used
+
+
+def _spelt_alike(ctx, a: Node, b: Node) -> bool:
+    """Whether two path expressions of one scope are one value: the same text (blanks aside) whose
+    names are the same bindings where each is read (nothing rebound between them): `os.path.join(
+    os.getcwd(), f"m_{n}.so")` written at the compile and again at its loader."""
+    if _leaves(a) != _leaves(b):
+        return False
+    names = ctx.names
+    scope = names.scope_of(a)
+    if names.scope_of(b) is not scope:
+        return False
+    left, right = list(_identifiers(a)), list(_identifiers(b))
+    return len(left) == len(right) and all(
+        x.text == y.text and names.lookup(x.text.decode(), x.start_byte, scope)
+        is names.lookup(y.text.decode(), y.start_byte, scope) for x, y in zip(left, right))
+
+
+def _leaves(node: Node) -> list[tuple[str, bytes]]:
+    """The tokens of an expression (comments aside), as its tree has them."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "comment":
+            continue
+        if n.child_count == 0:
+            out.append((n.type, n.text))
+        stack.extend(reversed(n.children))
+    return out
+
+
+def _spelt_alike_after(ctx, site) -> list:
+    """The old loaders after `site` (a compile) in its scope whose path is spelt as its own."""
+    path = site.path_node
+    return [load for load in ctx.facts.loads if load.qualname in OLD_LOAD and load.path_node is not None
+            and load.call.start_byte > site.call.end_byte and _spelt_alike(ctx, path, load.path_node)]
+
+
+def _spelt_alike_before(ctx, load):
+    """The last old compile before `load` in its scope whose path is spelt as the loader's."""
+    found = [site for site in ctx.facts.compiles if site.qualname in OLD_COMPILE and site.path_node is not None
+             and site.call.end_byte < load.call.start_byte and _spelt_alike(ctx, site.path_node, load.path_node)]
+    return found[-1] if found else None
 
 
 def _packages_only(ctx, load, path: Node) -> str | None:
