@@ -671,9 +671,11 @@ _PLAIN = {"functools.partial": "`functools.partial(...)`"}
 
 def _plain_function_by_callers(ctx, call: Node, qualname: str) -> None:
     """Raises CannotFix where the compiled model is a parameter of the enclosing function and a
-    caller in the project passes a plain function for it (a `def`, a lambda, `functools.partial`):
+    caller in its file passes a plain function for it (a `def`, a lambda, `functools.partial`):
     torch.export.export takes an nn.Module (torch 2.13: `ValueError: Expected 'mod' to be an
-    instance of 'torch.nn.Module'`), so its migration cannot run (diffusers-torchao's guide)."""
+    instance of 'torch.nn.Module'`), so its migration cannot run (diffusers-torchao's guide).
+    The file's helpers are looked up in one pass over its text (one per helper grew with the
+    sites); callers in other files are not read (a walk of the project per helper)."""
     args = call.child_by_field_name("arguments")
     first = next((a for a in args.named_children if a.type not in ("comment", "keyword_argument")), None) \
         if args is not None else None
@@ -685,22 +687,36 @@ def _plain_function_by_callers(ctx, call: Node, qualname: str) -> None:
     func, names, _ = found
     name, fname = first.text.decode(), func.child_by_field_name("name").text.decode()
     i = names.index(name)
-    for other in _mentioning(ctx, fname):
-        for ident in other.facts.idents(fname):
-            caller = ident.parent
-            if caller is None or caller.type != "call" or caller.child_by_field_name("function") != ident:
-                continue
-            given = [a for a in caller.child_by_field_name("arguments").named_children if a.type != "comment"]
-            arg = next((a.child_by_field_name("value") for a in given if a.type == "keyword_argument"
-                        and a.child_by_field_name("name").text.decode() == name), None)
-            if arg is None and i < len(given) and given[i].type not in ("keyword_argument", "list_splat",
-                                                                          "dictionary_splat"):
-                arg = given[i]
-            what = _plain_function(other, arg)
-            if what is not None:
-                where = f"{os.path.basename(other.source.path)}:{other.source.lines.line_of(caller.start_byte) + 1}"
-                raise CannotFix(f"its caller ({where}) passes {what} for `{name}`: torch.export.export takes an "
-                                "nn.Module, not a plain function: wrap it in a Module first")
+    if getattr(ctx, "lookups", None) is not None and "helpers" not in ctx.lookups:
+        ctx.lookups["helpers"] = True
+        ctx.source.find_words(_helper_names(ctx))
+    for ident in ctx.facts.idents(fname):
+        caller = ident.parent
+        if caller is None or caller.type != "call" or caller.child_by_field_name("function") != ident:
+            continue
+        given = [a for a in caller.child_by_field_name("arguments").named_children if a.type != "comment"]
+        arg = next((a.child_by_field_name("value") for a in given if a.type == "keyword_argument"
+                    and a.child_by_field_name("name").text.decode() == name), None)
+        if arg is None and i < len(given) and given[i].type not in ("keyword_argument", "list_splat",
+                                                                      "dictionary_splat"):
+            arg = given[i]
+        what = _plain_function(ctx, arg)
+        if what is not None:
+            where = f"{os.path.basename(ctx.source.path)}:{ctx.source.lines.line_of(caller.start_byte) + 1}"
+            raise CannotFix(f"its caller ({where}) passes {what} for `{name}`: torch.export.export takes an "
+                            "nn.Module, not a plain function: wrap it in a Module first")
+
+
+def _helper_names(ctx) -> list[str]:
+    """The names of the functions around the file's old compiles."""
+    out = []
+    for site in ctx.facts.compiles:
+        func = site.call.parent
+        while func is not None and func.type not in ("function_definition", "module"):
+            func = func.parent
+        if func is not None and func.type == "function_definition":
+            out.append(func.child_by_field_name("name").text.decode())
+    return out
 
 
 def _plain_function(ctx, arg: Node | None) -> str | None:
