@@ -196,3 +196,41 @@ def test_values_tail_of_a_bag_segfaults_and_is_reported(measured):
     found = [(f.code, f.message) for f in analyze(Source.from_text(src, "models.py"), Config()).findings
              if f.code in ("AOTI201", "AOTI202")]
     assert found == [("AOTI201", "`values[-1:]` slices out of bounds when jagged input `values` is empty")]
+
+
+MAKE_FX = '''
+import json
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+
+class Pool(torch.nn.Module):
+    def forward(self, values, lengths):
+        if lengths.numel() == 0:
+            return values.new_zeros(values.shape[1:])
+        return values.sum(0) / lengths.sum()
+
+
+args = (torch.randn(4, 8), torch.tensor([1, 3]))
+fx = make_fx(Pool(), tracing_mode="symbolic")(*args)
+empty = (torch.randn(0, 8), torch.tensor([], dtype=torch.long))
+print(json.dumps({"code": fx.code, "eager": Pool()(*empty).tolist(), "graph": [str(v) for v in fx(*empty).tolist()]}))
+'''
+
+
+def test_make_fx_traces_an_empty_input_guard_away_and_aoti202_says_so(tmp_path, torch_env):
+    """mattersim, nequip and aoti_mlip trace their model with make_fx, then export the graph: the
+    `if lengths.numel() == 0` branch is decided at the example (no compile needed to see it: the
+    graph the package is built from has no test, and on empty input gives nan where the model
+    gives zeros). AOTI202 reports the guard of a class make_fx traces, naming make_fx."""
+    from conftest import run_python
+
+    res = run_python(["-c", MAKE_FX], torch_env, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    assert "numel" not in seen["code"] and "eq" not in seen["code"]
+    assert seen["eager"] == [0.0] * 8 and seen["graph"] == ["nan"] * 8
+    source = MAKE_FX.split("empty =")[0] + "ep = torch.export.export(fx, args)\n" \
+        "torch._inductor.aoti_compile_and_package(ep, package_path='pool.pt2')\n"
+    found = analyze(Source(source.encode(), str(tmp_path / "m.py")), Config()).findings
+    assert [f.code for f in found] == ["AOTI202"] and found[0].message.startswith("make_fx's trace drops")

@@ -31,6 +31,8 @@ from aoti_lsp.analysis.records import record, set_field
 from aoti_lsp.analysis.source import statement_of
 from aoti_lsp.analysis.treesitter import Node
 
+MAKE_FX = "torch.fx.experimental.proxy_tensor.make_fx"
+
 DEFAULT_JAGGED_NAMES = (
     "lengths", "offsets", "seq_lens", "seq_lengths", "*_lengths", "*_offsets", "jagged*", "cu_seqlens",
 )
@@ -627,6 +629,9 @@ class Model:
             func = node.child_by_field_name("function")
             if func.type == "attribute" and text(func.child_by_field_name("attribute")) in _SAME_MODULE:
                 return self._maker(func.child_by_field_name("object"), depth + 1)
+            traced = self._traced(func)
+            if traced is not None:  # `make_fx(Pool(), ...)(*args)`: a graph of Pool's forward
+                return self._maker(traced, depth + 1)
             return func
         if node.type == "identifier":
             names = self.ctx.names
@@ -638,6 +643,26 @@ class Model:
             if b.value is not None:
                 return self._maker(b.value, depth + 1)
         return None
+
+    def _traced(self, func: Node) -> Node | None:
+        """The model `make_fx(model, ...)` traces, where `func` (a callee) is that call or a name
+        bound to it: its graph runs the model's forward, guards traced away (mattersim, nequip and
+        aoti_mlip trace with make_fx, then export)."""
+        facts = self.ctx.facts
+        made = facts.deref(func, func.start_byte)
+        if made is None or made.type != "call" or facts.qualname(made) != MAKE_FX:
+            return None
+        pos, kw, _ = call_args(made)
+        return pos[0] if pos else kw.get("f")
+
+    def traced(self, target: Target) -> bool:
+        """A `make_fx` of this file traces `target`'s class (its graph is what gets exported)."""
+        for call, _ in self.ctx.calls_to({MAKE_FX}):
+            pos, kw, _ = call_args(call)
+            made = self._maker(pos[0] if pos else kw.get("f")) if (pos or kw.get("f")) else None
+            if made is not None and not isinstance(made, str) and text(made) == target.key:
+                return True
+        return False
 
     def qualified(self, key: str, at: int) -> str | None:
         """Where the class an export names comes from: `pkg.models.Model` for an import,
