@@ -187,6 +187,22 @@ EXPORT = ("\n\nep = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1
 PLAIN_EXPORT = "\n\nrun = torch.export.export(M(), (torch.randn(4, 8), torch.tensor([1, 3]))).module()\n"
 
 
+TRACED = ("\n\nfrom torch.fx.experimental.proxy_tensor import make_fx\nargs = (torch.randn(4, 8), torch.tensor([1, 3]))\n"
+          "{trace}\nep = torch.export.export(fx, args)\ntorch._inductor.aoti_compile_and_package(ep, package_path='m.pt2')\n")
+
+
+@pytest.mark.parametrize("trace", ["fx = make_fx(M(), tracing_mode='symbolic')(*args)",
+                                   "tracer = make_fx(M(), tracing_mode='symbolic')\nfx = tracer(*args)"])
+@pytest.mark.parametrize("guard, reported", [("if lengths.numel() == 0:\n    return values", True),
+                                             ("torch._check(lengths.shape[0] > 0)", False)])
+def test_a_guard_of_a_class_make_fx_traces_before_the_export(trace, guard, reported):
+    """mattersim's and nequip's shape: the `if` is gone from make_fx's graph (measured in
+    tests/torch/test_jagged_checks.py); other forms are not measured through make_fx."""
+    code = model(guard + "\nreturn values.sum(0) / lengths.sum()", evidence=False) + TRACED.format(trace=trace)
+    got = findings(code, "AOTI202")
+    assert [f.message.split(" `")[0] for f in got] == (["make_fx's trace drops"] if reported else [])
+
+
 @pytest.mark.parametrize("guard", [
     "if lengths.numel() == 0:\n    return values",
     "if lengths.shape[0] == 0:\n    return values",
