@@ -659,7 +659,8 @@ class Model:
         """A `make_fx` of this file traces `target`'s class (its graph is what gets exported)."""
         for call, _ in self.ctx.calls_to({MAKE_FX}):
             pos, kw, _ = call_args(call)
-            made = self._maker(pos[0] if pos else kw.get("f")) if (pos or kw.get("f")) else None
+            first = pos[0] if pos else kw.get("f")
+            made = self._maker(first) if first is not None else None
             if made is not None and not isinstance(made, str) and text(made) == target.key:
                 return True
         return False

@@ -190,10 +190,10 @@ _DROPPED = {"torch._export.aot_compile": ("remove_runtime_assertions", "disable_
 _CARRIED = ("args", "kwargs", "dynamic_shapes", "options")
 
 
-def keywords_check(ctx, bound: dict, qualname: str) -> None:
+def keywords_check(bound: dict, qualname: str) -> None:
     """Raises CannotFix for a keyword the migration would drop although it says something: one torch
     2.13 does not take (a dropped `constraints=` made a dynamic dim static)."""
-    for name, (value, positional) in bound.items():
+    for name, (_, positional) in bound.items():
         if positional or name in _CARRIED or name in ("f", "gm") or name in _DROPPED.get(qualname, ()):
             continue
         if name == "constraints":
@@ -211,7 +211,7 @@ def compile_check(ctx, call: Node, qualname: str) -> None:
     bound = _ts_args(call, [first, "args", "kwargs"])
     if first not in bound or "args" not in bound:
         raise CannotFix("the model or the example inputs are missing")
-    keywords_check(ctx, bound, qualname)
+    keywords_check(bound, qualname)
     model_node, positional = bound[first]
     program = program_of(ctx, model_node)
     if program is not None:
@@ -363,7 +363,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     if first not in bound or "args" not in bound:
         raise CannotFix("the model or the example inputs are missing")
     ts_bound = _ts_args(call, params)
-    keywords_check(ctx, ts_bound, qualname)
+    keywords_check(ts_bound, qualname)
     model_node = ts_bound[first][0]
     program = program_of(ctx, model_node)
     hoisted: list[Edit] = []

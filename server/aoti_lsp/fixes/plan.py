@@ -100,7 +100,7 @@ def _migration(ctx, plan: Plan) -> Fix | LazyFix:
     tree-sitter, is built at once: then libcst decides, as it always did."""
     for member in plan.compiles:  # before either way of building: both refuse it alike
         if member.qualname in OLD_COMPILE:
-            _plain_function_by_callers(member.ctx, member.call, member.qualname)
+            _plain_function_by_callers(member.ctx, member.call)
     if findings.EAGER_FIXES or _nested(plan):
         return _built(ctx, plan)
     try:
@@ -558,8 +558,8 @@ def _from_params(ctx, call: Node, path: Node) -> tuple[Node, list, set] | None:
 
 
 def _spelt_alike(ctx, a: Node, b: Node) -> bool:
-    """Whether two path expressions of one scope are one value: the same text (blanks aside) whose
-    names are the same bindings where each is read (nothing rebound between them): `os.path.join(
+    """Whether two path expressions of one scope are one value: the same tokens, whose names are
+    the same bindings where each is read (nothing rebound between them): `os.path.join(
     os.getcwd(), f"m_{n}.so")` written at the compile and again at its loader."""
     if _leaves(a) != _leaves(b):
         return False
@@ -669,7 +669,7 @@ def _private_by_callers(ctx, site, path: Node) -> bool:
 _PLAIN = {"functools.partial": "`functools.partial(...)`"}
 
 
-def _plain_function_by_callers(ctx, call: Node, qualname: str) -> None:
+def _plain_function_by_callers(ctx, call: Node) -> None:
     """Raises CannotFix where the compiled model is a parameter of the enclosing function and a
     caller in its file passes a plain function for it (a `def`, a lambda, `functools.partial`):
     torch.export.export takes an nn.Module (torch 2.13: `ValueError: Expected 'mod' to be an
@@ -708,7 +708,7 @@ def _plain_function_by_callers(ctx, call: Node, qualname: str) -> None:
 
 
 def _helper_names(ctx) -> list[str]:
-    """The names of the functions around the file's old compiles."""
+    """The names of the functions around the file's compiles."""
     out = []
     for site in ctx.facts.compiles:
         func = site.call.parent
