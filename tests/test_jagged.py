@@ -203,6 +203,27 @@ def test_a_guard_of_a_class_make_fx_traces_before_the_export(trace, guard, repor
     assert [f.message.split(" `")[0] for f in got] == (["make_fx's trace drops"] if reported else [])
 
 
+HELPER = ("\n\ndef package(model, args, path):\n"
+          "    ep = torch.export.export(model, args, " + DIMS + ")\n"
+          "    return torch._inductor.aoti_compile_and_package(ep, package_path=path)\n\n\n"
+          "class Other(torch.nn.Module):\n    def forward(self, values, lengths):\n        return values\n\n\n")
+ARGS = "(torch.randn(4, 8), torch.tensor([1, 3]))"
+
+
+@pytest.mark.parametrize("calls, reported", [
+    (f"package(M(), {ARGS}, 'm.pt2')\n", True),
+    (f"m = M().eval()\npackage(model=m, args={ARGS}, path='m.pt2')\n", True),
+    (f"package(M(), {ARGS}, 'm.pt2')\npackage(Other(), {ARGS}, 'o.pt2')\n", False),  # which one: not said
+    ("", False),  # no caller here: no package of M is known
+])
+def test_a_guard_of_a_model_a_helper_exports_and_packages(calls, reported):
+    """mattersim's `compile_m3gnet_aoti(m3gnet, ...)`, nequip's `aot_export_model(model, ...)`: the
+    helper's parameter is what its callers in the file pass, when they all pass one model."""
+    code = model("if lengths.numel() == 0:\n    return values\nreturn values.sum(0) / lengths.sum()",
+                 evidence=False) + HELPER + calls
+    assert bool(findings(code, "AOTI202")) == reported
+
+
 @pytest.mark.parametrize("guard", [
     "if lengths.numel() == 0:\n    return values",
     "if lengths.shape[0] == 0:\n    return values",

@@ -26,7 +26,7 @@ from functools import cached_property, lru_cache
 from aoti_lsp import lazyre
 from aoti_lsp.analysis import tables
 from aoti_lsp.analysis.facts import static_export, unwrap
-from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts
+from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts, positional_names
 from aoti_lsp.analysis.records import record, set_field
 from aoti_lsp.analysis.source import statement_of
 from aoti_lsp.analysis.treesitter import Node
@@ -187,6 +187,16 @@ def text(node: Node) -> str:
 
 
 unparen = unwrap  # facts.py's: one definition of "the expression inside the parentheses"
+
+
+def _module_function(node: Node) -> Node | None:
+    """The module-level `def` whose body holds `node` (None inside a class, a lambda or a nested def)."""
+    func = node.parent
+    while func is not None and func.type not in ("function_definition", "class_definition", "lambda", "module"):
+        func = func.parent
+    if func is None or func.type != "function_definition" or func.parent is None or func.parent.type != "module":
+        return None
+    return func
 
 
 def call_args(call: Node) -> tuple[list[Node], dict[str, Node], bool]:
@@ -603,7 +613,12 @@ class Model:
     def export_calls(self) -> list[tuple[Node, str, str]]:
         """(export call, qualname, key of what it exports)."""
         out = []
-        for call, qualname in self.ctx.calls_to(EXPORTERS):
+        calls = self.ctx.calls_to(EXPORTERS)
+        # the helpers whose parameter is exported (_given), their callers found in one pass over
+        # the text: one scan per helper grew with the sites
+        self.ctx.source.find_words({text(f.child_by_field_name("name")) for f in map(_module_function, (
+            c for c, _ in calls)) if f is not None})
+        for call, qualname in calls:
             pos, kw, _ = call_args(call)
             first = pos[0] if pos else kw.get("mod") or kw.get("f")
             key = self.instance_key(first) if first is not None else None
@@ -642,7 +657,37 @@ class Model:
                 return b.name
             if b.value is not None:
                 return self._maker(b.value, depth + 1)
+            return self._given(node, b, depth)
         return None
+
+    def _given(self, node: Node, b, depth: int) -> Node | str | None:
+        """`def package(model, args): ep = torch.export.export(model, args) ...`: what the callers of
+        `package` in this file pass for the parameter (mattersim's `compile_m3gnet_aoti(m3gnet)`),
+        when they all pass one model; None where none does, one cannot be read, or they differ."""
+        func = _module_function(node)
+        if func is None:
+            return None
+        params = func.child_by_field_name("parameters")
+        scope = self.ctx.names.scope_of(node)
+        if not (params.start_byte <= b.at < params.end_byte) or len(scope.bindings.get(b.name, ())) != 1:
+            return None  # not a parameter, or bound again in the body
+        positional = positional_names(params)
+        i = positional.index(b.name) if b.name in positional else None
+        found, key = None, None
+        for ident in self.ctx.facts.idents(text(func.child_by_field_name("name"))):
+            call = ident.parent
+            if call is None or call.type != "call" or call.child_by_field_name("function") != ident:
+                continue
+            pos, kw, _ = call_args(call)
+            arg = kw.get(b.name) or (pos[i] if i is not None and i < len(pos) else None)
+            made = self._maker(arg, depth + 1) if arg is not None else None
+            if made is None:
+                return None
+            this = made if isinstance(made, str) else text(made)
+            if key is not None and this != key:
+                return None
+            found, key = made, this
+        return found
 
     def _traced(self, func: Node) -> Node | None:
         """The model `make_fx(model, ...)` traces, where `func` (a callee) is that call or a name

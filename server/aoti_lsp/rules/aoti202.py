@@ -55,7 +55,8 @@ forms are not measured through make_fx and not reported there.
 Scope: reported only where an AOTI package certainly runs the forward, by the artifact
 graph: its class (or function) is given to `aoti_compile_and_package` (through
 `torch.export.export`) or to `torch._export.aot_compile`, in the same file or anywhere in
-the workspace. A program that is only exported (`torch.export.export(...).module()`) is not
+the workspace; also through a helper that exports its parameter (`def package(model, ...)`),
+where every caller in the helper's file passes that one model. A program that is only exported (`torch.export.export(...).module()`) is not
 an AOTI package; `autograd.Function.forward` / `backward` and code only training reaches are
 never in scope.
 
