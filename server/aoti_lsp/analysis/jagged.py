@@ -189,16 +189,6 @@ def text(node: Node) -> str:
 unparen = unwrap  # facts.py's: one definition of "the expression inside the parentheses"
 
 
-def _module_function(node: Node) -> Node | None:
-    """The module-level `def` whose body holds `node` (None inside a class, a lambda or a nested def)."""
-    func = node.parent
-    while func is not None and func.type not in ("function_definition", "class_definition", "lambda", "module"):
-        func = func.parent
-    if func is None or func.type != "function_definition" or func.parent is None or func.parent.type != "module":
-        return None
-    return func
-
-
 def call_args(call: Node) -> tuple[list[Node], dict[str, Node], bool]:
     """(positional, keyword, has a *args/**kwargs splat)."""
     pos, kw, splat = [], {}, False
@@ -616,8 +606,8 @@ class Model:
         calls = self.ctx.calls_to(EXPORTERS)
         # the helpers whose parameter is exported (_given), their callers found in one pass over
         # the text: one scan per helper grew with the sites
-        self.ctx.source.find_words({text(f.child_by_field_name("name")) for f in map(_module_function, (
-            c for c, _ in calls)) if f is not None})
+        self.ctx.source.find_words({text(f.child_by_field_name("name")) for f in (
+            self.ctx.names.module_function(c) for c, _ in calls) if f is not None})
         for call, qualname in calls:
             pos, kw, _ = call_args(call)
             first = pos[0] if pos else kw.get("mod") or kw.get("f")
@@ -664,9 +654,10 @@ class Model:
         """`def package(model, args): ep = torch.export.export(model, args) ...`: what the callers of
         `package` in this file pass for the parameter (mattersim's `compile_m3gnet_aoti(m3gnet)`),
         when they all pass one model; None where none does, one cannot be read, or they differ."""
-        func = _module_function(node)
-        if func is None:
-            return None
+        func = self.ctx.names.module_function(node)
+        callers = self.ctx.facts.idents(text(func.child_by_field_name("name"))) if func is not None else ()
+        if len(callers) < 2:
+            return None  # its def alone: no caller in this file
         params = func.child_by_field_name("parameters")
         scope = self.ctx.names.scope_of(node)
         if not (params.start_byte <= b.at < params.end_byte) or len(scope.bindings.get(b.name, ())) != 1:
@@ -674,7 +665,7 @@ class Model:
         positional = positional_names(params)
         i = positional.index(b.name) if b.name in positional else None
         found, key = None, None
-        for ident in self.ctx.facts.idents(text(func.child_by_field_name("name"))):
+        for ident in callers:
             call = ident.parent
             if call is None or call.type != "call" or call.child_by_field_name("function") != ident:
                 continue
@@ -693,6 +684,8 @@ class Model:
         """The model `make_fx(model, ...)` traces, where `func` (a callee) is that call or a name
         bound to it: its graph runs the model's forward, guards traced away (mattersim, nequip and
         aoti_mlip trace with make_fx, then export)."""
+        if not self.ctx.source.has("make_fx"):
+            return None
         facts = self.ctx.facts
         made = facts.deref(func, func.start_byte)
         if made is None or made.type != "call" or facts.qualname(made) != MAKE_FX:

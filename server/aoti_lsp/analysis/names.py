@@ -131,6 +131,14 @@ class Names:
         memo[node.id] = scope
         return scope
 
+    def module_function(self, node: Node) -> Node | None:
+        """The module-level `def` whose body holds `node` (None inside a class, a lambda or a
+        nested def), by its scope: memoised, no climb of `.parent`."""
+        scope = self.scope_of(node)
+        if scope.node.type != "function_definition" or scope.parent is None or scope.parent.kind != "module":
+            return None
+        return scope.node
+
     @cached_property
     def _chunks(self) -> tuple[list[int], list[int], list[Node]]:
         """(start bytes, end bytes, nodes) of the module's top-level statements."""

@@ -681,16 +681,21 @@ def _plain_function_by_callers(ctx, call: Node) -> None:
         if args is not None else None
     if first is None or first.type != "identifier":
         return
-    found = _from_params(ctx, call, first)
-    if found is None:
+    func = ctx.names.module_function(call)
+    if func is None:
         return
-    func, names, _ = found
-    name, fname = first.text.decode(), func.child_by_field_name("name").text.decode()
-    i = names.index(name)
     if getattr(ctx, "lookups", None) is not None and "helpers" not in ctx.lookups:
         ctx.lookups["helpers"] = True
         ctx.source.find_words(_helper_names(ctx))
-    for ident in ctx.facts.idents(fname):
+    fname = func.child_by_field_name("name").text.decode()
+    callers = ctx.facts.idents(fname)
+    found = _from_params(ctx, call, first) if len(callers) > 1 else None  # its def alone: no caller here
+    if found is None:
+        return
+    _, names, _ = found
+    name = first.text.decode()
+    i = names.index(name)
+    for ident in callers:
         caller = ident.parent
         if caller is None or caller.type != "call" or caller.child_by_field_name("function") != ident:
             continue
@@ -708,15 +713,9 @@ def _plain_function_by_callers(ctx, call: Node) -> None:
 
 
 def _helper_names(ctx) -> list[str]:
-    """The names of the functions around the file's compiles."""
-    out = []
-    for site in ctx.facts.compiles:
-        func = site.call.parent
-        while func is not None and func.type not in ("function_definition", "module"):
-            func = func.parent
-        if func is not None and func.type == "function_definition":
-            out.append(func.child_by_field_name("name").text.decode())
-    return out
+    """The names of the module-level functions around the file's compiles."""
+    funcs = (ctx.names.module_function(site.call) for site in ctx.facts.compiles)
+    return [f.child_by_field_name("name").text.decode() for f in funcs if f is not None]
 
 
 def _plain_function(ctx, arg: Node | None) -> str | None:
