@@ -561,11 +561,11 @@ def _spelt_alike(ctx, a: Node, b: Node) -> bool:
     """Whether two path expressions of one scope are one value: the same tokens, whose names are
     the same bindings where each is read (nothing rebound between them): `os.path.join(
     os.getcwd(), f"m_{n}.so")` written at the compile and again at its loader."""
-    if _leaves(a) != _leaves(b):
-        return False
+    if a.text.translate(None, b" \t\n\r\\") != b.text.translate(None, b" \t\n\r\\"):
+        return False  # not the same tokens, most often: a look at the text first (a comment inside: kept apart)
     names = ctx.names
     scope = names.scope_of(a)
-    if names.scope_of(b) is not scope:
+    if names.scope_of(b) is not scope or _leaves(a) != _leaves(b):
         return False
     left, right = list(_identifiers(a)), list(_identifiers(b))
     return len(left) == len(right) and all(
