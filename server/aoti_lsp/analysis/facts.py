@@ -907,6 +907,11 @@ class Facts:
             return self._uses_of_attribute(left, value)
         return []
 
+    def calls_named(self, name: str) -> list[Node]:
+        """The calls of the bare name `name` (`package(...)`, a function of this file), in file order."""
+        return [i.parent for i in self.idents(name) if i.parent is not None and i.parent.type == "call"
+                and i.parent.child_by_field_name("function") == i]
+
     def idents(self, name: str, start: int = 0, end: int | None = None) -> list[Node]:
         """Identifier nodes spelling `name` (cached per name, in file order), within [start, end)."""
         found = self._idents.get(name)

@@ -278,11 +278,9 @@ def reusable(state: State | None, new: bytes, config, tree_of=None, provisional:
         return None
     if new == state.data:
         return Shift(0, 0, 0), state
-    start, old_end, new_end = edit_span(state.data, new)
+    start, old_end, new_end, p, q = _edited(state, new)
     delta = new_end - old_end
     n = len(state.starts)
-    p = bisect_left(state.ends, start)  # chunks ending before the edit (touching counts as edited)
-    q = n - bisect_right(state.starts, old_end)  # chunks starting after it
     if any(state.relevant[p:n - q]):
         return _blank_lines(state, new, start, old_end, new_end, p, n - q)
     made, guess = None, False
@@ -327,17 +325,22 @@ def broken_edit(state: State | None, new: bytes) -> Shift | None:
     None otherwise."""
     if state is None or new == state.data:
         return None
-    old = state.data
-    start, old_end, new_end = edit_span(old, new)
+    start, old_end, new_end, p, q = _edited(state, new)
     n = len(state.starts)
-    p = bisect_left(state.ends, start)  # touching counts as edited (a key typed at a line's end)
-    q = n - bisect_right(state.starts, old_end)
     if p >= n - q:
         return None  # between statements
     window = new[state.starts[p]:state.ends[n - q - 1] + new_end - old_end]
     if not parser().parse(window).root_node.has_error:
         return None
-    return shift_of(old, new, start, old_end, new_end)
+    return shift_of(state.data, new, start, old_end, new_end)
+
+
+def _edited(state: State, new: bytes) -> tuple[int, int, int, int, int]:
+    """(edit_span of `state`'s text and `new`, p, q): chunks 0..p-1 end before the edit (touching
+    counts as edited: a key typed at a line's end), chunks n-q.. start after it."""
+    start, old_end, new_end = edit_span(state.data, new)
+    p, q = bisect_left(state.ends, start), len(state.starts) - bisect_right(state.starts, old_end)
+    return start, old_end, new_end, p, q
 
 
 _SPACE = frozenset(b" \t\n\f")  # no "\r": a lone one ends a line too (as slice._blank_moved, not read)

@@ -25,7 +25,7 @@ from functools import cached_property, lru_cache
 
 from aoti_lsp import lazyre
 from aoti_lsp.analysis import tables
-from aoti_lsp.analysis.facts import static_export, unwrap
+from aoti_lsp.analysis.facts import bind, static_export, unwrap
 from aoti_lsp.analysis.names import DEF, IMPORT, dotted_parts, positional_names
 from aoti_lsp.analysis.records import record, set_field
 from aoti_lsp.analysis.source import statement_of
@@ -187,6 +187,11 @@ def text(node: Node) -> str:
 
 
 unparen = unwrap  # facts.py's: one definition of "the expression inside the parentheses"
+
+
+def _traced_model(make_fx: Node) -> Node | None:
+    """The model a `make_fx(f, ...)` call traces."""
+    return bind(make_fx, ("f",))[0].get("f")
 
 
 def call_args(call: Node) -> tuple[list[Node], dict[str, Node], bool]:
@@ -655,22 +660,17 @@ class Model:
         `package` in this file pass for the parameter (mattersim's `compile_m3gnet_aoti(m3gnet)`),
         when they all pass one model; None where none does, one cannot be read, or they differ."""
         func = self.ctx.names.module_function(node)
-        callers = self.ctx.facts.idents(text(func.child_by_field_name("name"))) if func is not None else ()
-        if len(callers) < 2:
-            return None  # its def alone: no caller in this file
+        calls = self.ctx.facts.calls_named(text(func.child_by_field_name("name"))) if func is not None else ()
+        if not calls:
+            return None
         params = func.child_by_field_name("parameters")
         scope = self.ctx.names.scope_of(node)
         if not (params.start_byte <= b.at < params.end_byte) or len(scope.bindings.get(b.name, ())) != 1:
             return None  # not a parameter, or bound again in the body
-        positional = positional_names(params)
-        i = positional.index(b.name) if b.name in positional else None
+        positional = tuple(positional_names(params))
         found, key = None, None
-        for ident in callers:
-            call = ident.parent
-            if call is None or call.type != "call" or call.child_by_field_name("function") != ident:
-                continue
-            pos, kw, _ = call_args(call)
-            arg = kw.get(b.name) or (pos[i] if i is not None and i < len(pos) else None)
+        for call in calls:
+            arg = bind(call, positional)[0].get(b.name)
             made = self._maker(arg, depth + 1) if arg is not None else None
             if made is None:
                 return None
@@ -690,14 +690,12 @@ class Model:
         made = facts.deref(func, func.start_byte)
         if made is None or made.type != "call" or facts.qualname(made) != MAKE_FX:
             return None
-        pos, kw, _ = call_args(made)
-        return pos[0] if pos else kw.get("f")
+        return _traced_model(made)
 
     def traced(self, target: Target) -> bool:
         """A `make_fx` of this file traces `target`'s class (its graph is what gets exported)."""
         for call, _ in self.ctx.calls_to({MAKE_FX}):
-            pos, kw, _ = call_args(call)
-            first = pos[0] if pos else kw.get("f")
+            first = _traced_model(call)
             made = self._maker(first) if first is not None else None
             if made is not None and not isinstance(made, str) and text(made) == target.key:
                 return True

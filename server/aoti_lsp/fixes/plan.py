@@ -18,7 +18,7 @@ import sys
 
 from aoti_lsp import lazyre
 from aoti_lsp.analysis import findings
-from aoti_lsp.analysis.facts import LOADS, NEW_COMPILE, NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF, unwrap
+from aoti_lsp.analysis.facts import LOADS, NEW_COMPILE, NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF, bind, unwrap
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.names import DEF
@@ -365,14 +365,8 @@ def _container_runner(ctx) -> str | None:
     if found is None or found[0] != root:  # read once per project
         where, header = None, None  # a header declares the runner; a source file opens it: named first
         for path in _tree(root, lambda name: name.endswith(_SOURCES) and not _generated(name)):
-            try:
-                if os.path.islink(path) or os.path.getsize(path) > 1 << 20:
-                    continue
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            at = data.find(b"AOTIModelContainerRunner")
+            data = _small_text(path)
+            at = data.find(b"AOTIModelContainerRunner") if data is not None else -1
             if at >= 0:
                 line = data.count(b"\n", 0, at) + 1
                 if path.endswith((".h", ".hpp")):
@@ -389,6 +383,17 @@ _SOURCES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hpp", ".rs", ".go", ".ja
 _DOCS = (".md", ".rst")
 
 
+def _small_text(path: str, size: int = 1 << 20) -> bytes | None:
+    """A project file's bytes, unless it is a link, larger than `size`, or cannot be read."""
+    try:
+        if os.path.islink(path) or os.path.getsize(path) > size:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return None
+
+
 def _rank(path: str) -> int:
     return 0 if path.endswith(_SOURCES) else 2 if path.endswith(_DOCS) else 1
 
@@ -400,12 +405,8 @@ def _so_names(root: str, size: int = 1 << 20) -> dict[str, str]:
     out: dict[str, str] = {}
     ranks: dict[str, int] = {}
     for path in _tree(root, lambda name: (name.endswith(TEXT_FILES) or name in TEXT_NAMES) and not _generated(name)):
-        try:
-            if os.path.islink(path) or os.path.getsize(path) > size:
-                continue
-            with open(path, "rb") as fh:
-                data = fh.read(size)
-        except OSError:
+        data = _small_text(path, size)
+        if data is None:
             continue
         line, at, rank = 1, 0, _rank(path)
         for m in _SO_NAME.finditer(data):
@@ -565,7 +566,7 @@ def _spelt_alike(ctx, a: Node, b: Node) -> bool:
         return False  # not the same tokens, most often: a look at the text first (a comment inside: kept apart)
     names = ctx.names
     scope = names.scope_of(a)
-    if names.scope_of(b) is not scope or _leaves(a) != _leaves(b):
+    if names.scope_of(b) is not scope or _tokens(a) != _tokens(b):
         return False
     left, right = list(_identifiers(a)), list(_identifiers(b))
     return len(left) == len(right) and all(
@@ -573,7 +574,7 @@ def _spelt_alike(ctx, a: Node, b: Node) -> bool:
         is names.lookup(y.text.decode(), y.start_byte, scope) for x, y in zip(left, right))
 
 
-def _leaves(node: Node) -> list[tuple[str, bytes]]:
+def _tokens(node: Node) -> list[tuple[str, bytes]]:
     """The tokens of an expression (comments aside), as its tree has them."""
     out, stack = [], [node]
     while stack:
@@ -652,13 +653,9 @@ def _private_by_callers(ctx, site, path: Node) -> bool:
             call = ident.parent
             if call is None or call.type != "call" or call.child_by_field_name("function") != ident:
                 return False
-            args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+            bound, _ = bind(call, tuple(names))
             for name in used:
-                arg = next((a.child_by_field_name("value") for a in args if a.type == "keyword_argument"
-                            and a.child_by_field_name("name").text.decode() == name), None)
-                i = names.index(name)
-                if arg is None and i < len(args) and args[i].type != "keyword_argument":
-                    arg = args[i]
+                arg = bound.get(name)
                 value = other.facts.str_value(arg, call.start_byte) if arg is not None else None
                 if value is None or not value.startswith(PRIVATE):
                     return False
@@ -687,25 +684,14 @@ def _plain_function_by_callers(ctx, call: Node) -> None:
     if getattr(ctx, "lookups", None) is not None and "helpers" not in ctx.lookups:
         ctx.lookups["helpers"] = True
         ctx.source.find_words(_helper_names(ctx))
-    fname = func.child_by_field_name("name").text.decode()
-    callers = ctx.facts.idents(fname)
-    found = _from_params(ctx, call, first) if len(callers) > 1 else None  # its def alone: no caller here
+    callers = ctx.facts.calls_named(func.child_by_field_name("name").text.decode())
+    found = _from_params(ctx, call, first) if callers else None
     if found is None:
         return
     _, names, _ = found
     name = first.text.decode()
-    i = names.index(name)
-    for ident in callers:
-        caller = ident.parent
-        if caller is None or caller.type != "call" or caller.child_by_field_name("function") != ident:
-            continue
-        given = [a for a in caller.child_by_field_name("arguments").named_children if a.type != "comment"]
-        arg = next((a.child_by_field_name("value") for a in given if a.type == "keyword_argument"
-                    and a.child_by_field_name("name").text.decode() == name), None)
-        if arg is None and i < len(given) and given[i].type not in ("keyword_argument", "list_splat",
-                                                                      "dictionary_splat"):
-            arg = given[i]
-        what = _plain_function(ctx, arg)
+    for caller in callers:
+        what = _plain_function(ctx, bind(caller, tuple(names))[0].get(name))
         if what is not None:
             where = f"{os.path.basename(ctx.source.path)}:{ctx.source.lines.line_of(caller.start_byte) + 1}"
             raise CannotFix(f"its caller ({where}) passes {what} for `{name}`: torch.export.export takes an "
