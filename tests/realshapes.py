@@ -47,6 +47,8 @@ SHAPES = [
     Shape("package_in_with", (("run.py",),)),  # package_aoti in a `with` body after the compile: the compile moves there
     # a graph module re-exported statically (faithful here, as the title says it must be): editor only
     Shape("graph_branches", (("run.py",),), editor_only=True),
+    # alma's own shape: the graph module branch no caller reaches, the program's dims kept
+    Shape("graph_branches_programs", (("run.py",),)),
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),

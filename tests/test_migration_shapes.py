@@ -215,6 +215,70 @@ def test_a_graph_module_of_unknown_origin_is_offered_for_the_editor_with_the_rea
                                                         "torch._inductor.aoti_compile_and_package(ep, package_path=\"/tmp/g.pt2\")"]
 
 
+ALMA_EXPORT = """
+    import torch
+    from torch.export.exported_program import ExportedProgram
+    def get_exported_model(model, data) -> ExportedProgram:
+        return torch.export.export(model, (data,))
+"""
+ALMA_LOWER = """
+    import torch
+    from torch.export.exported_program import ExportedProgram
+    from torch.fx.graph_module import GraphModule
+    from .export import get_exported_model
+    def forward_call(model, data, device):
+        model = get_exported_model(model, data)
+        return lowered(model, data, device)
+    def lowered(model: ExportedProgram | GraphModule, data, device):
+        if isinstance(model, ExportedProgram):
+            so_path = torch._inductor.aot_compile(model.module(), (data,))
+        else:
+            so_path = torch._inductor.aot_compile(model, (data,))
+        return torch._export.aot_load(so_path, device=device.type)
+"""
+
+
+def test_a_graph_module_branch_no_caller_reaches_is_migrated_with_the_rest(tmp_path):
+    """saifhaq/alma: `lowered` re-exports a graph module in the `else` of `isinstance(model,
+    ExportedProgram)`, and its one caller passes what a helper of another module annotated
+    `-> ExportedProgram` returns: that branch never runs, so --fix migrates the three calls
+    together (tests/torch/projects/migration/graph_branches_programs runs it)."""
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/export.py": ALMA_EXPORT, "pkg/aoti.py": ALMA_LOWER})
+    for named in (".", "pkg/aoti.py"):  # the whole tree, and the file named from the root
+        out = _diff(root, named)
+        assert "+        so_path = torch._inductor.aoti_compile_and_package(model)" in out.stdout, out.stdout + out.stderr
+        assert "+        ep = torch.export.export(model, (data,), strict=True)" in out.stdout
+        assert "+    return torch._inductor.aoti_load_package(so_path)" in out.stdout
+        assert "not fixed" not in out.stderr, out.stderr
+    fix = _fix_of(root, "pkg/aoti.py", "AOTI002")
+    assert fix["applicability"] == "unsafe"
+    assert "the branch re-exporting `model` never runs: every caller of `lowered` (line 7) passes an ExportedProgram" \
+        in fix["message"], fix["message"]
+
+
+@pytest.mark.parametrize("change", [
+    # another module calls it with a graph module: that branch runs
+    ("pkg/other.py", "from pkg.aoti import lowered\nlowered(gm, x, d)\n"),
+    # a caller here passes a graph module
+    ("pkg/aoti.py", "def again(gm, x, d):\n    return lowered(gm.module(), x, d)\n"),
+    # its name is read otherwise: passed on, called who knows how
+    ("pkg/aoti.py", "HOOKS = [lowered]\n"),
+    # the helper says nothing of what it returns
+    ("pkg/export.py", None),
+])
+def test_a_graph_module_branch_some_caller_may_reach_stays_for_the_editor(tmp_path, change):
+    rel, text = change
+    files = {"pkg/__init__.py": "", "pkg/export.py": ALMA_EXPORT, "pkg/aoti.py": ALMA_LOWER}
+    if text is None:
+        files[rel] = ALMA_EXPORT.replace(" -> ExportedProgram", "")
+    else:
+        files[rel] = textwrap.dedent(files.get(rel, "")).lstrip() + text
+    root = _project(tmp_path, files)
+    out = _diff(root)
+    assert out.stdout == "" and "AOTI001 not fixed: display-only fix, for the editor" in out.stderr, out.stdout + out.stderr
+    assert "re-exports the graph module `model` at its example's shapes" in _fix_of(root, "pkg/aoti.py", "AOTI002")["message"]
+
+
 def test_refusals_name_the_blocking_expression_and_place(tmp_path):
     root = _project(tmp_path, {
         "serve.py": "import sys, torch\nrunner = torch._export.aot_load(sys.argv[1], 'cpu')\n",

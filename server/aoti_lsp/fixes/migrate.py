@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from aoti_lsp.analysis.facts import static_export
+from aoti_lsp.analysis.facts import REF, bind, static_export
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix
-from aoti_lsp.analysis.names import DEF, IMPORT, LOCAL, dotted_parts
+from aoti_lsp.analysis.names import DEF, IMPORT, LOCAL, dotted_parts, positional_names
 from aoti_lsp.analysis.source import statement_of
 from aoti_lsp.analysis.treesitter import Node
 
@@ -545,9 +545,117 @@ def reexported_graph(ctx, call: Node, qualname: str) -> str | None:
         if model is None or program_of(ctx, model[0]) is not None or bound_program(ctx, model[0]) is not None:
             return None
         _graph_check(ctx, model[0])
+        if graph_never_run(ctx, call, qualname) is not None:
+            return None
     except (CannotFix, Unsure):  # the preflight (compile_check) says why there is no fix
         return None
     return GRAPH_MODULE_UNKNOWN.format(" ".join(ctx.source.node_text(model[0]).split())[:60])
+
+
+def graph_never_run(ctx, call: Node, qualname: str) -> str | None:
+    """The title note of `torch._inductor.aot_compile(gm, args)` in a branch no caller reaches
+    (unreached_graph), once per call and analysis."""
+    if qualname != "torch._inductor.aot_compile":
+        return None
+    memo = ctx.lookups.setdefault("never run", {}) if getattr(ctx, "lookups", None) is not None else {}
+    if call.id not in memo:
+        try:
+            model = _ts_args(call, ["gm", "args", "kwargs"]).get("gm")
+            memo[call.id] = unreached_graph(ctx, model[0]) if model is not None else None
+        except (CannotFix, Unsure):
+            memo[call.id] = None
+    return memo[call.id]
+
+
+def unreached_graph(ctx, model: Node) -> str | None:
+    """The title note where the graph module `model` is compiled only in a branch no caller
+    reaches: `model`, a parameter of a module-level function never rebound, is tested `if
+    isinstance(model, ExportedProgram):` and this compile is in that test's `else`, and every
+    caller passes an ExportedProgram (saifhaq/alma: its one caller passes what a helper
+    annotated `-> ExportedProgram` returns). Its re-export then never runs, and compiling the
+    program in the other branch keeps its dims: the migration is what its author would write.
+    Callers are read in the function's file; the project's other files must not spell its name
+    (a caller there could pass a graph module). None otherwise."""
+    model = _bare(model)
+    if model.type != "identifier":
+        return None
+    test = _else_of_program_test(ctx, model)
+    func = ctx.names.module_function(model) if test is not None else None
+    if func is None:
+        return None
+    name = model.text.decode()
+    scope = ctx.names.scope_of(model)
+    binding = ctx.names.lookup(name, model.start_byte, scope)
+    params = func.child_by_field_name("parameters")
+    if binding is None or binding.kind != LOCAL or binding.value is not None or len(scope.bindings.get(name, ())) != 1 \
+            or not params.start_byte <= binding.at < params.end_byte:
+        return None
+    positional = positional_names(params)
+    fname = func.child_by_field_name("name").text.decode()
+    callers = ctx.facts.calls_named(fname)
+    if not callers or len(ctx.facts.idents(fname)) != len(callers) + 1:
+        return None  # not called, or its name is read otherwise too (passed on, stored)
+    for caller in callers:
+        arg = bind(caller, tuple(positional))[0].get(name)
+        if arg is None or ctx.names.module_function(caller) is func \
+                or not (_is_program(ctx, arg, caller.start_byte) or _returns_program(ctx, arg, caller.start_byte)):
+            return None
+    project = getattr(ctx, "project", None)
+    if project is None or project.spelt_elsewhere(fname, ctx.source.path) is not False:
+        return None  # another file may call it with a graph module
+    where = ", ".join(f"line {ctx.source.lines.line_of(c.start_byte) + 1}" for c in callers[:3])
+    return (f"the branch re-exporting `{name}` never runs: every caller of `{fname}` ({where}) passes an "
+            "ExportedProgram, whose program is compiled")
+
+
+def _else_of_program_test(ctx, node: Node) -> Node | None:
+    """The `if isinstance(node, ExportedProgram):` test whose `else` holds `node` (the same
+    binding the test reads), or None."""
+    names, name = ctx.names, node.text.decode()
+    here = names.lookup(name, node.start_byte, names.scope_of(node))
+    up = node
+    while up.parent is not None and up.type not in ("function_definition", "lambda", "class_definition"):
+        clause = up.parent
+        if up.type == "block" and clause.type == "else_clause" and clause.parent is not None \
+                and clause.parent.type == "if_statement" and not clause.parent.children_by_field_name("alternative")[:-1]:
+            branch = clause.parent  # `if ...: else:` (no elif: its test would narrow again)
+            test = _bare(branch.child_by_field_name("condition"))
+            if _isinstance_of_program(ctx, test, node) and names.lookup(name, test.start_byte, names.scope_of(test)) is here:
+                return test
+        up = clause
+    return None
+
+
+def _isinstance_of_program(ctx, test: Node, node: Node) -> bool:
+    """`isinstance(<node's name>, ExportedProgram)`, the builtin."""
+    names = ctx.names
+    func = test.child_by_field_name("function") if test.type == "call" else None
+    args = [a for a in test.child_by_field_name("arguments").named_children if a.type not in EXTRAS] \
+        if func is not None else []
+    return func is not None and func.type == "identifier" and func.text == b"isinstance" and len(args) == 2 \
+        and names.lookup("isinstance", test.start_byte, names.scope_of(test)) is None \
+        and args[0].type == "identifier" and args[0].text == node.text \
+        and args[1].type in ("identifier", "attribute") and names.resolve(args[1]) in PROGRAM_TYPES
+
+
+def _returns_program(ctx, node: Node, at: int) -> bool:
+    """`node` holds what a function of another project module returns, whose `def` is annotated
+    `-> ExportedProgram` (`model = get_exported_model(model, data)`, imported from it)."""
+    value = ctx.facts.deref(node, at)
+    func = value.child_by_field_name("function") if value is not None and value.type == "call" else None
+    ref = ctx.facts._imported(func) if func is not None and func.type in ("identifier", "attribute") else None
+    project = getattr(ctx, "project", None)
+    if ref is None or project is None:
+        return False
+    folder, _, dotted = ref.strip(REF).partition("|")
+    found = project.module_file(folder, dotted)
+    other = project.context(found[0]) if found is not None else None
+    bindings = other.names.module.bindings.get(found[1], []) if other is not None else []
+    stmt = bindings[-1].stmt if len(bindings) == 1 and bindings[0].kind == DEF else None
+    func_def = stmt.child_by_field_name("definition") if stmt is not None and stmt.type == "decorated_definition" else stmt
+    returns = func_def.child_by_field_name("return_type") if func_def is not None else None
+    inner = returns.named_children[0] if returns is not None and returns.named_child_count == 1 else None
+    return inner is not None and inner.type in ("identifier", "attribute") and other.names.resolve(inner) in PROGRAM_TYPES
 
 
 MAKE_FX = "torch.fx.experimental.proxy_tensor.make_fx"

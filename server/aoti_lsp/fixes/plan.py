@@ -37,6 +37,7 @@ from aoti_lsp.fixes.migrate import (
     keys_written,
     load_fix,
     moved_span,
+    graph_never_run,
     reexported_graph,
     run_time_device,
 )
@@ -196,6 +197,7 @@ def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
         notes.append(plan.outside)
     graphs = [n for m in plan.compiles if (n := reexported_graph(m.ctx, m.call, m.qualname)) is not None]
     notes += graphs
+    notes += [n for m in plan.compiles if (n := graph_never_run(m.ctx, m.call, m.qualname)) is not None]
     notes += [f"device_index= reads the index of `{d[:40]}` when it runs, as aot_load did" for m in plan.loads
               if m.qualname in OLD_LOAD and (d := run_time_device(m.ctx, m.call)) is not None]
     if plan.basis:

@@ -89,7 +89,13 @@ is dropped (a package loads on the type it was compiled for).
 offered only in the editor: the old call kept whatever dynamic dims the graph holds (measured:
 the `.module()` of a dynamic export stays dynamic), and the re-export has none. The title says so.
 Where the graph is static (a static export's `.module()`, a real `make_fx` trace) the two agree
-(measured on torch 2.13: `tests/torch/projects/migration/graph_branches`).
+(measured on torch 2.13: `tests/torch/projects/migration/graph_branches`). Where that re-export
+never runs it is no one's call: the graph module is a parameter tested `if isinstance(model,
+ExportedProgram):` and compiled in the `else`, and every caller of its function passes an
+ExportedProgram (an export, a parameter annotated so, what a project function annotated `->
+ExportedProgram` returns, as saifhaq/alma's one caller does), with no other file of the project
+spelling the function's name: `--fix --unsafe-fixes` migrates both branches and the loader
+together, the title says why (`tests/torch/projects/migration/graph_branches_programs`).
 
 No fix, with the reason in the related information, naming the expression and the place, when
 the plan cannot be made whole: a loader whose path is known only at run time and that no compile
