@@ -129,6 +129,11 @@ class Source:
     def lines(self) -> LineIndex:
         return LineIndex(self.data)
 
+    @cached_property
+    def abspath(self) -> str:
+        """absolute(path), once per version: a migration plan asks it of its members per site."""
+        return absolute(self.path)
+
     def node_text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8")
 

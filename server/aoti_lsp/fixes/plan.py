@@ -59,6 +59,11 @@ class Member:
     def path(self) -> str:
         return self.ctx.source.path
 
+    @property
+    def file(self) -> str:
+        """The absolute path of its file."""
+        return self.ctx.source.abspath
+
 
 @record("compiles", "loads", "tails", "name", "producers", "outside", "key", "basis")
 class Plan:
@@ -87,7 +92,7 @@ def migration(ctx, call: Node) -> Fix | LazyFix:
     """The whole migration of the artifact `call` (an old compile or a loader) writes or reads."""
     plan = _plan(ctx, call)
     # the compile's finding and each loader's carry the same fix: build it once per analysis
-    key = plan.key or tuple(sorted((absolute(m.path), m.call.start_byte) for m in plan.compiles + plan.loads))
+    key = plan.key or tuple(sorted((m.file, m.call.start_byte) for m in plan.compiles + plan.loads))
     memo = ctx.lookups.setdefault("migrations", {}) if getattr(ctx, "lookups", None) is not None else {}
     if key not in memo:
         memo[key] = _migration(ctx, plan)
@@ -108,11 +113,11 @@ def _migration(ctx, plan: Plan) -> Fix | LazyFix:
         _preflight(plan)
     except Unsure:
         return _built(ctx, plan)
-    here = absolute(ctx.source.path)
+    here = ctx.source.abspath
     title, applicability, files = _header(ctx, plan)
     basis = {}
     for path in files - {here}:
-        member = next((m for m in plan.compiles + plan.loads if absolute(m.path) == path), None)
+        member = next((m for m in plan.compiles + plan.loads if m.file == path), None)
         other = member.ctx if member is not None else (ctx.project.context(path) if ctx.project is not None else None)
         if other is not None:
             basis[path] = other.source.data
@@ -142,7 +147,7 @@ def _nested(plan: Plan) -> bool:
     """Whether a call of the plan sits inside another one of the same file (what `_nest` composes)."""
     spans: dict[str, list[tuple[int, int]]] = {}
     for m in plan.compiles + plan.loads:
-        spans.setdefault(absolute(m.path), []).append((m.call.start_byte, m.call.end_byte))
+        spans.setdefault(m.file, []).append((m.call.start_byte, m.call.end_byte))
     for found in spans.values():  # sorted by start (longest first): a span inside the one before
         end = -1
         for start, stop in sorted(set(found), key=lambda x: (x[0], -x[1])):
@@ -157,14 +162,14 @@ def _rewritten(plan: Plan) -> dict[str, tuple[object, list]]:
     rewritten: dict[str, tuple[object, list]] = {}
     for m in plan.compiles + plan.loads:
         if m.qualname in OLD_COMPILE or m.qualname in OLD_LOAD:
-            rewritten.setdefault(absolute(m.path), (m.ctx, []))[1].append(m.call)
+            rewritten.setdefault(m.file, (m.ctx, []))[1].append(m.call)
     return rewritten
 
 
 def _renamed(plan: Plan) -> list[tuple[str, int, int]]:
     """(file, start, end) of each `.so` the plan renames outside its rewritten calls."""
-    covered = [(absolute(m.path), m.call.start_byte, m.call.end_byte) for m in plan.compiles + plan.loads]
-    covered += [(absolute(m.path), *span) for m in plan.compiles
+    covered = [(m.file, m.call.start_byte, m.call.end_byte) for m in plan.compiles + plan.loads]
+    covered += [(m.file, *span) for m in plan.compiles
                 if (span := moved_span(m.ctx, m.call, m.qualname)) is not None]
     out = []
     for (path, start), (end, text) in sorted(plan.tails.items()):
@@ -184,7 +189,7 @@ def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
     title = COMPILE_TITLE if plan.compiles else LOAD_TITLE
     if plan.compiles and plan.loads:
         title = "Migrate to aoti_compile_and_package + aoti_load_package"
-    files = {absolute(m.path) for m in plan.compiles + plan.loads} | renamed_files
+    files = {m.file for m in plan.compiles + plan.loads} | renamed_files
     notes = []
     if plan.name and plan.tails:
         stem = plan.name[:-3] if plan.name.endswith(".so") else plan.name
@@ -212,11 +217,11 @@ def _header(ctx, plan: Plan) -> tuple[str, Applicability, set[str]]:
 def _edits(ctx, plan: Plan) -> list[Edit]:
     """Every edit of the plan, built with libcst (raises CannotFix where it cannot be)."""
     edits: list[Edit] = []
-    here = absolute(ctx.source.path)
+    here = ctx.source.abspath
     for member in plan.compiles + plan.loads:
         fix = (compile_fix(member.ctx, member.call, member.qualname) if member.qualname in OLD_COMPILE else
                load_fix(member.ctx, member.call, member.qualname) if member.qualname in OLD_LOAD else None)
-        path = None if absolute(member.path) == here else absolute(member.path)
+        path = None if member.file == here else member.file
         if fix is not None:
             edits += [Edit(e.start, e.end, e.text, path) for e in fix.edits]
     _same_text(plan)
@@ -230,7 +235,7 @@ def _edits(ctx, plan: Plan) -> list[Edit]:
 def _nest(edits: list[Edit], plan: Plan, ctx) -> list[Edit]:
     """`aot_load(aot_compile(m, args), "cpu")`: the loader's new text still spells the inner call
     as it was; put the inner call's new text into it (one edit per place, never overlapping)."""
-    data = {absolute(m.path): m.ctx.source.data for m in plan.compiles + plan.loads}
+    data = {m.file: m.ctx.source.data for m in plan.compiles + plan.loads}
     data[None] = ctx.source.data
     out = list(edits)
     for inner in edits:
@@ -741,7 +746,7 @@ def _mentioning(ctx, word: str):
     root = getattr(project, "root", None) if project is not None else None
     if not root:
         return
-    here = absolute(ctx.source.path)
+    here = ctx.source.abspath
     # the tree is read once per project version (the editor plans on every analysis)
     for path in project.memo(f"spelling {root} {word}", lambda: _spelling(root, word.encode())):
         other = project.context(path) if path != here else None
@@ -802,7 +807,7 @@ def _function_label(ret: Node) -> str:
 
 def _loads_of_function(ctx, name: str) -> list[Member]:
     """Loads in other modules whose path is the value `name()` of this file returns."""
-    project, here = ctx.project, absolute(ctx.source.path)
+    project, here = ctx.project, ctx.source.abspath
     if project is None:
         return []
     out = []
@@ -864,11 +869,11 @@ def _collected(ctx, key: str) -> Plan:
 
 def _collect(ctx, key: str, plan: Plan) -> None:
     """Every compile and load of the artifact `key`: this file's, then the project's."""
-    here = absolute(ctx.source.path)
+    here = ctx.source.abspath
     seen: set[tuple[str, int]] = set()
 
     def add(member_ctx, site, kind):
-        mark = (absolute(member_ctx.source.path), site.call.start_byte)
+        mark = (member_ctx.source.abspath, site.call.start_byte)
         if mark in seen:
             return
         seen.add(mark)
@@ -943,7 +948,7 @@ def _sites_by_key(ctx) -> dict[str, list[tuple[str, object]]]:
 
 def _mentions(ctx, key: str, plan: Plan) -> None:
     """Other strings of the file naming the same artifact (`os.path.exists("out/m.so")`)."""
-    path = absolute(ctx.source.path)
+    path = ctx.source.abspath
     for node in _so_mentions(ctx).get(key, ()):
         plan.tails.setdefault((path, node.start_byte), (node.end_byte, node.text))
 
@@ -993,7 +998,7 @@ def _add_tail(ctx, tail, plan: Plan) -> None:
         return
     start, end = tail
     _check_constant_uses(ctx, start, plan)
-    plan.tails[(absolute(ctx.source.path), start)] = (end, ctx.source.data[start:end])
+    plan.tails[(ctx.source.abspath, start)] = (end, ctx.source.data[start:end])
 
 
 def _check_constant_uses(ctx, start: int, plan: Plan) -> None:
