@@ -277,3 +277,57 @@ def test_text_scans_stay_flat_when_the_sites_grow():
 
     small, large = scans(60), scans(240)
     assert large <= small + 2, (small, large)
+
+
+def _value_at(f, name, line):
+    """The value `name` holds where it is read on `line` (1-based), as text, or None."""
+    src = f.src
+    ident = next(i for i in f.idents(name) if src.lines.line_of(i.start_byte) + 1 == line)
+    found = f.binding_value(ident, ident.start_byte)
+    return src.node_text(found[0]) if found is not None else None
+
+
+def test_a_name_read_in_its_own_assignment_is_the_earlier_binding():
+    """`so_path = aot_compile(..., output_path=so_path)`: Python binds the name after the value
+    runs, so the read inside it is the path (nfdi-demonstrator); it was read as the call itself."""
+    f = facts("""
+        import os
+        def build(model, x):
+            so_path = os.path.join("models", "net.so")
+            so_path = compile(model, so_path)
+            return so_path
+    """)
+    assert _value_at(f, "so_path", 5) == 'os.path.join("models", "net.so")'
+    assert _value_at(f, "so_path", 6) == "compile(model, so_path)"
+
+
+def test_a_plain_assignment_in_a_try_and_its_handler_is_read_in_each_branch():
+    """Not an import shim: a cache probed in the body and rebuilt in the handler. A read in each
+    branch sees its own assignment; a read after the try, either (unknown)."""
+    f = facts("""
+        import os
+        def load(name):
+            try:
+                p = os.path.join("cache", f"{name}.so")
+                use(p)
+            except Exception:
+                p = os.path.join("built", f"{name}.so")
+                use(p)
+            use(p)
+    """)
+    assert _value_at(f, "p", 6) == 'os.path.join("cache", f"{name}.so")'
+    assert _value_at(f, "p", 9) == 'os.path.join("built", f"{name}.so")'
+    assert _value_at(f, "p", 10) is None
+
+
+def test_an_import_shim_stays_unknown():
+    f = facts("""
+        try:
+            from fast import loads
+        except ImportError:
+            loads = None
+        loads(x)
+    """)
+    ident = f.idents("loads")[-1]
+    assert f.binding_value(ident, ident.start_byte) is None
+    assert f.names.resolve(ident) is None

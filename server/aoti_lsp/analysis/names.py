@@ -209,6 +209,8 @@ class Names:
                 first = False
                 continue
             found, n = current.before(name, at)
+            if n and found[n - 1].value is not None and found[n - 1].value.start_byte <= at < found[n - 1].value.end_byte:
+                n -= 1  # read in the value of its own `name = value`: the name is bound after it runs
             if found:
                 if n:
                     return found[n - 1]
@@ -373,8 +375,10 @@ def _bind_targets(node: Node | None, scope: Scope, at: int) -> None:
 
 
 def _read_try(stmt: Node, scope: Scope) -> None:
-    """Read a try statement; names bound both in its body and in an ImportError handler
-    are a compatibility shim: which import wins is decided at run time, so they are unknown."""
+    """Read a try statement; names bound both in its body and in an ImportError handler, one
+    of them by an import, are a compatibility shim: which import wins is decided at run time, so
+    they are unknown. Two plain assignments (a cache probed in the body, rebuilt in the handler)
+    are read as any two bindings: a read in either branch sees its own, one after the try neither."""
     body_scope = Scope(stmt, scope.kind, None)
     handler_scope = Scope(stmt, scope.kind, None)
     other_scope = Scope(stmt, scope.kind, None)
@@ -385,7 +389,8 @@ def _read_try(stmt: Node, scope: Scope) -> None:
             _read_children_blocks(child, handler_scope)
         else:
             _read_children_blocks(child, other_scope)
-    shimmed = set(body_scope.bindings) & set(handler_scope.bindings)
+    shimmed = {name for name in set(body_scope.bindings) & set(handler_scope.bindings)
+               if any(b.kind == IMPORT for part in (body_scope, handler_scope) for b in part.bindings[name])}
     for part in (body_scope, handler_scope, other_scope):
         scope.globals |= part.globals
         for name, bindings in part.bindings.items():
