@@ -49,6 +49,8 @@ SHAPES = [
     Shape("graph_branches", (("run.py",),), editor_only=True),
     # alma's own shape: the graph module branch no caller reaches, the program's dims kept
     Shape("graph_branches_programs", (("run.py",),)),
+    # a cache probed, else compiled at a path built at run time (nfdi-demonstrator): its `.so` renamed
+    Shape("cache_probe", (("run.py",),)),
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),

@@ -506,6 +506,96 @@ def test_a_parameter_every_caller_fills_with_a_private_folder_is_private(tmp_pat
     assert out.stdout == "" and "known only at run time" in out.stderr, out.stderr
 
 
+CACHE_BUILDS = {
+    # the stem known at run time, the `.so` spelt: an f-string's ending (nfdi-demonstrator's cache)
+    "fstring": ("""
+        import os, torch
+        def build(model, x, name, device):
+            path = os.path.join("cache", f"{name}_{device}.so")
+            so = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": path})
+            return torch._export.aot_load(so, device)
+    """, 'path = os.path.join("cache", f"{name}_{device}.pt2")'),
+    # a pathlib folder joined with a literal name, given as str() (inference-benchmarks)
+    "pathlib": ("""
+        import torch
+        def build(model, x, out, device):
+            output = out / "net.so"
+            so = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": str(output)})
+            return torch._export.aot_load(so, device)
+    """, 'output = out / "net.pt2"'),
+    # the path's name rebound to the compile's result: the read in the call sees the path
+    "rebound": ("""
+        import os, torch
+        def build(model, x, device):
+            so_path = os.path.join("models", "net.so")
+            so_path = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": so_path})
+            return torch._export.aot_load(so_path, device)
+    """, 'so_path = os.path.join("models", "net.pt2")'),
+    # the result given to the loader as str(): the same file
+    "str": ("""
+        import os, torch
+        def build(model, x, name, device):
+            path = os.path.join("cache", f"{name}.so")
+            so = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": path})
+            return torch._export.aot_load(str(so), device)
+    """, 'path = os.path.join("cache", f"{name}.pt2")'),
+}
+
+
+@pytest.mark.parametrize("shape", list(CACHE_BUILDS))
+def test_a_cache_the_same_code_writes_and_loads_is_migrated_with_its_so_ending(tmp_path, shape):
+    """The helper's sweep (stop 41): compile to a cache path and load it in the same function, the
+    path's `.so` spelt in this file. aoti_compile_and_package refuses a path that does not end in
+    .pt2, so the ending is renamed; the loader is the compile's own: --fix applies it (before: for
+    the editor only, and without the rename, an edit that raised when it ran)."""
+    text, renamed = CACHE_BUILDS[shape]
+    root = _project(tmp_path, {"build.py": text})
+    out = _diff(root)
+    assert "+    " + renamed in out.stdout, out.stdout + out.stderr
+    assert "torch._inductor.aoti_load_package(" in out.stdout and "not fixed" not in out.stderr, out.stderr
+    fix = _fix_of(root, "build.py", "AOTI001")
+    assert fix["applicability"] == "unsafe", fix["message"]
+    if shape != "rebound":  # a path known when read: its plan is the artifact's, as any static path's
+        assert "it ends in .pt2 now, and this program loads what it writes" in fix["message"], fix["message"]
+
+
+@pytest.mark.parametrize("shape, change, extra, why", [
+    # the build also reads the .so it wrote (its size, the files beside it: geoeo/depthsplat)
+    ("fstring", ("    return torch._export.aot_load(so, device)",
+                 "    print(os.path.getsize(so))\n    return torch._export.aot_load(so, device)"), {},
+     "also read by `os.path.getsize(so)` (build.py:5)"),
+    # a file of the project outside Python names it: another program reads it
+    ("pathlib", ("", ""), {"Makefile": "serve:\n\t./server models/net.so\n"},
+     "known only at run time: it must end in .pt2, and any program outside the project"),
+])
+def test_a_cache_build_that_hands_its_so_to_more_than_its_loader_stays_for_the_editor(tmp_path, shape, change,
+                                                                                       extra, why):
+    text = textwrap.dedent(CACHE_BUILDS[shape][0]).lstrip()
+    assert change[0] in text
+    root = _project(tmp_path, {"build.py": text.replace(*change), **extra})
+    out = _diff(root)
+    assert out.stdout == "" and "display-only fix, for the editor" in out.stderr, out.stdout + out.stderr
+    assert why in _fix_of(root, "build.py", "AOTI001")["message"]
+
+
+def test_a_cache_build_whose_loader_is_a_caller_stays_for_the_editor(tmp_path):
+    """The helper returns the path and its caller loads it: another caller may keep it for another
+    program (test_a_parameter_every_caller_fills_with_a_private_folder_is_private for the private
+    folder that makes it safe)."""
+    root = _project(tmp_path, {"build.py": """
+        import os, torch
+        def build(model, x, name):
+            path = os.path.join("cache", f"{name}.so")
+            return torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": path})
+        runner = torch._export.aot_load(build(model, x, "net"), "cpu")
+    """})
+    out = _diff(root)
+    assert out.stdout == "" and "display-only fix, for the editor" in out.stderr, out.stdout + out.stderr
+    fix = _fix_of(root, "build.py", "AOTI001")
+    renamed = [e for e in fix["edits"] if e["content"] == ".pt2"]  # the editor's edit renames the ending too
+    assert [(e["location"]["row"], e["location"]["column"]) for e in renamed] == [(3, 42)], fix["edits"]
+
+
 def test_files_aoti_wrote_beside_an_artifact_are_not_its_readers(tmp_path):
     """The old aot_compile writes `<hash>.wrapper.cpp` (naming the .so) into the output folder."""
     root = _project(tmp_path, {"run.py": """
@@ -1151,3 +1241,40 @@ def test_a_run_time_path_spelt_again_at_the_loader_is_one_artifact(tmp_path, bet
     texts = [e.text for e in compile_fix.edits]
     assert any('package_path=os.path.join(os.getcwd(), f"b/m_{n}.pt2")' in t for t in texts)
     assert any('aoti_load_package(os.path.join(os.getcwd(), f"b/m_{n}.pt2"))' in t for t in texts)
+
+
+def test_what_a_decorator_wraps_is_a_function_and_is_refused_so(tmp_path):
+    """lianakoleva/no-libtorch-compile compiles the function its decorator wraps: export takes an
+    nn.Module (torch 2.13: `ValueError: Expected 'mod' to be an instance of 'torch.nn.Module'`).
+    A run-time cache path the same code loads no longer hides that (stop 41 made those fixable)."""
+    root = _project(tmp_path, {"cache.py": """
+        import torch
+        def sticky(name):
+            def decorator(orig_fn):
+                def run(*args):
+                    torch._export.aot_compile(orig_fn, args, options={"aot_inductor.output_path": f"/tmp/c/{name}.so"})
+                    fn = torch._export.aot_load(f"/tmp/c/{name}.so", "cuda")
+                    return fn(*args)
+                return run
+            return decorator
+        @sticky(name="add")
+        def add(x, y):
+            return x + y
+    """})
+    out = _diff(root)
+    assert out.stdout == "", out.stdout
+    assert "`orig_fn` is what the decorator `@sticky` (cache.py:10) wraps: a function, not an nn.Module" in out.stderr, \
+        out.stderr
+    # a decorator applied to nothing in the file: nothing says what it receives
+    root2 = _project(tmp_path / "two", {"cache.py": textwrap.dedent("""
+        import torch
+        def sticky(name):
+            def decorator(model):
+                def run(*args):
+                    torch._export.aot_compile(model, args, options={"aot_inductor.output_path": f"/tmp/c/{name}.so"})
+                    fn = torch._export.aot_load(f"/tmp/c/{name}.so", "cuda")
+                    return fn(*args)
+                return run
+            return decorator
+    """)})
+    assert "what the decorator" not in _diff(root2).stderr

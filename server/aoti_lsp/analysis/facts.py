@@ -895,10 +895,28 @@ class Facts:
         if parent.type == "assignment" and unwrap(parent.child_by_field_name("right")) == value:
             for use in self._uses_of_target(parent.child_by_field_name("left"), value):
                 out += self._flows(use, depth + 1, seen)
+        elif parent.type == "argument_list" and parent.parent is not None and self.path_of(parent.parent) == value:
+            out += self._flows(parent.parent, depth + 1, seen)  # `aot_load(str(so), ...)`: the same file
         elif parent.type == "return_statement":
             for call in self._calls_of_function(parent):
                 out += self._flows(call, depth + 1, seen)
         return out
+
+    def path_of(self, call: Node) -> Node | None:
+        """The argument of `str(p)`, `os.fspath(p)`, `os.path.abspath(p)` or `os.path.realpath(p)`:
+        a path naming the same file as `p` (a relative one resolves against the same working
+        folder). None for any other call."""
+        if call.type != "call":
+            return None
+        args = call.child_by_field_name("arguments")
+        items = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+        if len(items) != 1 or items[0].type in ("keyword_argument", "list_splat", "dictionary_splat"):
+            return None
+        func = call.child_by_field_name("function")
+        q = self.qualname(call)
+        builtin = func is not None and func.type == "identifier" and func.text == b"str" and q is None \
+            and self.names.lookup("str", call.start_byte, self.names.scope_of(call)) is None
+        return unwrap(items[0]) if builtin or q in ("os.fspath", "os.path.abspath", "os.path.realpath") else None
 
     def _uses_of_target(self, left: Node, value: Node) -> list[Node]:
         if left.type == "identifier":

@@ -23,6 +23,7 @@ from aoti_lsp.analysis.findings import Applicability, Edit, Fix
 from aoti_lsp.analysis.names import DEF, IMPORT, LOCAL, dotted_parts, positional_names
 from aoti_lsp.analysis.source import statement_of
 from aoti_lsp.analysis.treesitter import Node
+from aoti_lsp.fixes.mentions import mentioning
 
 TYPE_CHECKING = False  # typing's, without importing typing (~2 ms); type checkers take it as True
 if TYPE_CHECKING:
@@ -600,9 +601,9 @@ def unreached_graph(ctx, model: Node) -> str | None:
         if arg is None or ctx.names.module_function(caller) is func \
                 or not (_is_program(ctx, arg, caller.start_byte) or _returns_program(ctx, arg, caller.start_byte)):
             return None
-    project = getattr(ctx, "project", None)
-    if project is None or project.spelt_elsewhere(fname, ctx.source.path) is not False:
-        return None  # another file may call it with a graph module
+    others = mentioning(ctx, fname)
+    if others is None or len(others) > 1:
+        return None  # another file may call it with a graph module (or what calls it cannot be told)
     where = ", ".join(f"line {ctx.source.lines.line_of(c.start_byte) + 1}" for c in callers[:3])
     return (f"the branch re-exporting `{name}` never runs: every caller of `{fname}` ({where}) passes an "
             "ExportedProgram, whose program is compiled")

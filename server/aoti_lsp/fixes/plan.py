@@ -21,9 +21,10 @@ from aoti_lsp.analysis import findings
 from aoti_lsp.analysis.facts import LOADS, NEW_COMPILE, NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF, bind, unwrap
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.analysis.records import record
-from aoti_lsp.analysis.names import DEF
-from aoti_lsp.analysis.source import absolute
+from aoti_lsp.analysis.names import DEF, LOCAL
+from aoti_lsp.analysis.source import absolute, statement_of
 from aoti_lsp.analysis.treesitter import Node
+from aoti_lsp.fixes.mentions import mentioning, tree
 from aoti_lsp.fixes.migrate import (
     OUTPUT_PATH,
     CannotFix,
@@ -264,6 +265,9 @@ def _plan(ctx, call: Node) -> Plan:
         raise CannotFix("the call is not an AOTI compile or load this analysis can read")
     if load_site is not None:
         behind = facts.deref(load_site.path_node, call.start_byte) if load_site.path_node is not None else None
+        inner = facts.path_of(behind) if behind is not None else None
+        if inner is not None:  # `aot_load(str(so), ...)`: the file `so` names
+            behind = facts.deref(inner, call.start_byte) or inner
         compile_site = facts.compile_of(behind) if behind is not None else None
         if compile_site is None and load_site.path_node is None:
             raise CannotFix("the path is missing")
@@ -293,8 +297,8 @@ def _plan(ctx, call: Node) -> Plan:
             if load_site.qualname not in OLD_LOAD:
                 raise CannotFix(f"the path {what} is known only at run time and no compile of the project "
                                 f"writes it: migrate this loader together with the program that does ({PAGE})")
-            writer = _spelt_alike_before(ctx, load_site)
-            if writer is not None:  # the compile above spells the same path: its plan takes this loader
+            writer = _spelt_alike_compile(ctx, load_site)
+            if writer is not None:  # a compile of its scope spells the same path: its plan takes this loader
                 return _plan(ctx, writer.call)
             plan.loads.append(Member(ctx, call, load_site.qualname))
             plan.basis = _packages_only(ctx, load_site, node)
@@ -306,11 +310,34 @@ def _plan(ctx, call: Node) -> Plan:
         # this run's loaders are those its value reaches; another program may be given the path too
         _returned_artifact(ctx, compile_site, plan)
         taken = {m.call.id for m in plan.loads}
-        plan.loads += [Member(ctx, load.call, load.qualname) for load in _spelt_alike_after(ctx, compile_site)
-                       if load.call.id not in taken]
+        alike = [load for load in _spelt_alike_loads(ctx, compile_site) if load.call.id not in taken]
+        plan.loads += [Member(ctx, load.call, load.qualname) for load in alike]
+        tail = _run_time_tail(ctx, node, owner.start_byte, plan)
+        for load in alike:  # a loader spelling the path again spells its .so again
+            _run_time_tail(ctx, load.path_node, load.call.start_byte, plan)
         if _private_by_callers(ctx, compile_site, node):
             return plan
         runner = _container_runner(ctx)
+        scope = ctx.names.scope_of(compile_site.call)
+        if tail is not None and runner is None and getattr(ctx.project, "root", None) \
+                and any(m.ctx is ctx and ctx.names.scope_of(m.call) is scope for m in plan.loads) \
+                and _named_outside_python(ctx, tail.decode(errors="replace")) is None:
+            # the .so it visibly ends with is renamed, the code that writes it loads it (each run
+            # of it: a helper whose callers load what it returns may be called by one that does
+            # not) and does nothing else with it, and nothing of the project outside Python reads a .so
+            other = _other_use(ctx, compile_site, plan)
+            if other is None:
+                plan.basis = (f"the path {what} is known only at run time: it ends in .pt2 now, and this program "
+                              "loads what it writes")
+                return plan
+            reader = other.parent
+            while reader is not None and reader.type != "call" and reader.type not in _STATEMENTS:
+                reader = reader.parent
+            reader = reader if reader is not None and reader.type == "call" else statement_of(other)
+            plan.outside = (f"the path {what} is known only at run time and the compile's result is also read by "
+                            f"`{' '.join(ctx.source.node_text(reader).split())[:60]}` ({_where(ctx, other)}): "
+                            "whatever reads it there (or is told where it is) must read the .pt2")
+            return plan
         plan.outside = (f"the path {what} is known only at run time: it must end in .pt2, and any program "
                         "outside the project that loads it must use aoti_load_package") if runner is None else (
             f"the path {what} is known only at run time: it must end in .pt2, and {runner} of the project opens "
@@ -342,8 +369,6 @@ def _plan(ctx, call: Node) -> Plan:
 TEXT_FILES = (".sh", ".bash", ".mk", ".cmake", ".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hpp", ".rs", ".go",
               ".java", ".yaml", ".yml", ".md", ".rst")
 TEXT_NAMES = ("Makefile", "makefile", "GNUmakefile", "Dockerfile", "CMakeLists.txt", "Justfile")
-SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".aoti_lsp_cache",
-             ".tox", ".mypy_cache", ".pytest_cache", "site-packages"}
 _SO_NAME = lazyre.compile(rb"[\w.+-]+\.so\b")
 
 
@@ -371,7 +396,7 @@ def _container_runner(ctx) -> str | None:
     found = project.__dict__.get("container_runner")
     if found is None or found[0] != root:  # read once per project
         where, header = None, None  # a header declares the runner; a source file opens it: named first
-        for path in _tree(root, lambda name: name.endswith(_SOURCES) and not _generated(name)):
+        for path in tree(root, lambda name: name.endswith(_SOURCES) and not _generated(name)):
             data = _small_text(path)
             at = data.find(b"AOTIModelContainerRunner") if data is not None else -1
             if at >= 0:
@@ -411,7 +436,7 @@ def _so_names(root: str, size: int = 1 << 20) -> dict[str, str]:
     runner that loads it says more than the README that mentions it)."""
     out: dict[str, str] = {}
     ranks: dict[str, int] = {}
-    for path in _tree(root, lambda name: (name.endswith(TEXT_FILES) or name in TEXT_NAMES) and not _generated(name)):
+    for path in tree(root, lambda name: (name.endswith(TEXT_FILES) or name in TEXT_NAMES) and not _generated(name)):
         data = _small_text(path, size)
         if data is None:
             continue
@@ -427,22 +452,6 @@ def _so_names(root: str, size: int = 1 << 20) -> dict[str, str]:
 def _generated(name: str) -> bool:
     """What AOTI itself writes beside an artifact (`<hash>.wrapper.cpp` names its `.so`)."""
     return ".wrapper." in name or ".kernel." in name or name.endswith("_metadata.json")
-
-
-def _tree(root: str, wanted, most: int = 5000):
-    """The project's files whose name `wanted` accepts (build, VCS and environment folders
-    skipped), at most `most` of them: a bounded walk, done only where a plan asks."""
-    seen = 0
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-        if any(name.endswith(".so") for name in files):
-            continue  # an artifact folder: what stands beside a .so was written with it
-        for name in sorted(files):
-            if wanted(name):
-                seen += 1
-                if seen > most:
-                    return
-                yield absolute(os.path.join(folder, name))
 
 
 PAGE = "see AOTI001's page: producer and consumer in different programs"
@@ -568,7 +577,24 @@ def _from_params(ctx, call: Node, path: Node) -> tuple[Node, list, set] | None:
 def _spelt_alike(ctx, a: Node, b: Node) -> bool:
     """Whether two path expressions of one scope are one value: the same tokens, whose names are
     the same bindings where each is read (nothing rebound between them): `os.path.join(
-    os.getcwd(), f"m_{n}.so")` written at the compile and again at its loader."""
+    os.getcwd(), f"m_{n}.so")` written at the compile and again at its loader; or names bound to
+    such values (nfdi-demonstrator's cache probe binds `so_path` to the same f-string in a `try`
+    and in its `except`)."""
+    if _same_spelling(ctx, a, b):
+        return True
+    if a.type != "identifier" and b.type != "identifier":
+        return False
+    x, y = _bound_path(ctx, a), _bound_path(ctx, b)
+    return (x is not a or y is not b) and _same_spelling(ctx, x, y)
+
+
+def _bound_path(ctx, node: Node) -> Node:
+    """The expression a name holds where it is read (one straight-line assignment), else itself."""
+    found = ctx.facts.binding_value(node, node.start_byte) if node.type == "identifier" else None
+    return unwrap(found[0]) if found is not None else node
+
+
+def _same_spelling(ctx, a: Node, b: Node) -> bool:
     if a.text.translate(None, b" \t\n\r\\") != b.text.translate(None, b" \t\n\r\\"):
         return False  # not the same tokens, most often: a look at the text first (a comment inside: kept apart)
     names = ctx.names
@@ -594,18 +620,23 @@ def _tokens(node: Node) -> list[tuple[str, bytes]]:
     return out
 
 
-def _spelt_alike_after(ctx, site) -> list:
-    """The old loaders after `site` (a compile) in its scope whose path is spelt as its own."""
+def _spelt_alike_loads(ctx, site) -> list:
+    """The old loaders in the scope of `site` (a compile) whose path is spelt as its own: after
+    it, and before it (a cache probe: `try: aot_load(p)`, `except: aot_compile(..., p)`)."""
     path = site.path_node
     return [load for load in ctx.facts.loads if load.qualname in OLD_LOAD and load.path_node is not None
-            and load.call.start_byte > site.call.end_byte and _spelt_alike(ctx, path, load.path_node)]
+            and not site.call.start_byte <= load.call.start_byte < site.call.end_byte
+            and _spelt_alike(ctx, path, load.path_node)]
 
 
-def _spelt_alike_before(ctx, load):
-    """The last old compile before `load` in its scope whose path is spelt as the loader's."""
+def _spelt_alike_compile(ctx, load):
+    """The old compile of `load`'s scope whose path is spelt as the loader's: the last before it,
+    else the first after it (the compile of a cache the loader probes first)."""
     found = [site for site in ctx.facts.compiles if site.qualname in OLD_COMPILE and site.path_node is not None
-             and site.call.end_byte < load.call.start_byte and _spelt_alike(ctx, site.path_node, load.path_node)]
-    return found[-1] if found else None
+             and not load.call.start_byte <= site.call.start_byte < load.call.end_byte
+             and _spelt_alike(ctx, site.path_node, load.path_node)]
+    before = [site for site in found if site.call.end_byte < load.call.start_byte]
+    return before[-1] if before else found[0] if found else None
 
 
 def _packages_only(ctx, load, path: Node) -> str | None:
@@ -626,7 +657,10 @@ def _packages_only(ctx, load, path: Node) -> str | None:
     if not new or any(c.qualname in OLD_COMPILE for c in ctx.facts.compiles):
         return None
     fname = found[0].child_by_field_name("name").text.decode()
-    for other in _mentioning(ctx, fname):
+    others = mentioning(ctx, fname)
+    if others is None:
+        return None  # what calls it cannot be told
+    for other in others:
         for ident in other.facts.idents(fname):
             parent = ident.parent
             if parent is not None and parent.type in ("function_definition", "dotted_name", "aliased_import"):
@@ -643,6 +677,54 @@ def _packages_only(ctx, load, path: Node) -> str | None:
             "the device type it was compiled for")
 
 
+def _run_time_tail(ctx, path: Node, at: int, plan: Plan) -> bytes | None:
+    """The `.so` text a path known only at run time visibly ends with (`os.path.join(d,
+    f"{name}.so")`, `out / "net.so"`, a module constant), renamed with the plan (aoti_compile_and_package
+    refuses a path that does not end in .pt2). Returned where it is written in this file and not
+    as a parameter's default (a caller may pass another path); None otherwise."""
+    tail = ctx.facts.tail(path, at)
+    if tail is None or isinstance(tail, tuple) and not ctx.source.data[tail[0]:tail[1]].endswith(b".so"):
+        return None
+    try:
+        _add_tail(ctx, tail, plan)  # another module's constant too, where its other uses allow
+    except CannotFix:
+        return None  # a constant that serves more than this path, one that cannot be read: as it was
+    if isinstance(tail, str):
+        return None
+    start, end = tail
+    text = ctx.source.data[start:end]
+    holder = ctx.source.tree.root_node.descendant_for_byte_range(start, end)
+    while holder is not None and holder.type not in ("default_parameter", "typed_default_parameter", "module"):
+        holder = holder.parent
+    return text if holder is None or holder.type == "module" else None
+
+
+_STATEMENTS = ("expression_statement", "return_statement", "block", "module")
+
+
+def _other_use(ctx, site, plan: Plan) -> Node | None:
+    """The first read of the compile's value that is not one of the plan's loaders (`str()` around
+    it for one of them), or None: a build script that also sizes the .so, audits the files beside
+    it or prints where it is for another program (geoeo/depthsplat) gives it to more than its
+    own loader."""
+    facts = ctx.facts
+    paths = {site_.path_node.id for m in plan.loads if m.ctx is ctx
+             and (site_ := facts.load_of(m.call)) is not None and site_.path_node is not None}
+    flows = facts.flows(site.call)
+    ids = {v.id for v in flows}
+    for value in flows[1:]:
+        if value.id in paths:
+            continue
+        parent = value.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            parent = parent.parent
+        if parent is not None and parent.type == "argument_list" and parent.parent is not None \
+                and parent.parent.id in ids:
+            continue  # `str(so)`, itself a value the check reads
+        return value
+    return None
+
+
 def _private_by_callers(ctx, site, path: Node) -> bool:
     """`def build(model, out_dir): aot_compile(..., output_path=os.path.join(out_dir, "m.so"))` where
     every mention of `build` in the project's Python files is its import or a call passing a
@@ -653,7 +735,10 @@ def _private_by_callers(ctx, site, path: Node) -> bool:
     func, names, used = found
     fname = func.child_by_field_name("name").text.decode()
     callers = 0
-    for other in _mentioning(ctx, fname):
+    others = mentioning(ctx, fname)
+    if others is None:
+        return False  # what calls it cannot be told
+    for other in others:
         for ident in other.facts.idents(fname):
             if ident.parent is not None and ident.parent.type in ("function_definition", "dotted_name", "aliased_import"):
                 continue  # its def, its import
@@ -685,6 +770,10 @@ def _plain_function_by_callers(ctx, call: Node) -> None:
         if args is not None else None
     if first is None or first.type != "identifier":
         return
+    decorator = _decorated(ctx, first)
+    if decorator is not None:
+        raise CannotFix(f"`{first.text.decode()}` is what the decorator {decorator} wraps: a function, not an "
+                        "nn.Module, and torch.export.export takes an nn.Module: wrap it in a Module first")
     func = ctx.names.module_function(call)
     if func is None:
         return
@@ -703,6 +792,38 @@ def _plain_function_by_callers(ctx, call: Node) -> None:
             where = f"{os.path.basename(ctx.source.path)}:{ctx.source.lines.line_of(caller.start_byte) + 1}"
             raise CannotFix(f"its caller ({where}) passes {what} for `{name}`: torch.export.export takes an "
                             "nn.Module, not a plain function: wrap it in a Module first")
+
+
+def _decorated(ctx, param: Node) -> str | None:
+    """`@name` (file:line) where `param` is the parameter of a decorator: of the function applied
+    as `@f`, or of the one its enclosing function returns, applied as `@g(...)`
+    (lianakoleva/no-libtorch-compile's `aot_compile_sticky_cache(name)`): what it receives is the
+    decorated `def` (or class), never an nn.Module instance. None otherwise."""
+    names = ctx.names
+    scope = names.scope_of(param)
+    binding = names.lookup(param.text.decode(), param.start_byte, scope)
+    while scope is not None and binding is not None and binding not in scope.bindings.get(binding.name, ()):
+        scope = scope.parent  # the scope it is bound in: a closure reads its function's parameter
+    if scope is None:
+        return None
+    func = scope.node
+    params = func.child_by_field_name("parameters") if func.type == "function_definition" else None
+    if binding is None or binding.kind != LOCAL or binding.value is not None or params is None \
+            or not params.start_byte <= binding.at < params.end_byte:
+        return None
+    fname = func.child_by_field_name("name").text.decode()
+    wrappers = [fname]
+    outer = scope.parent
+    if outer is not None and outer.kind == "function" and f"return {fname}".encode() in outer.node.text:
+        wrappers.append(outer.node.child_by_field_name("name").text.decode())
+    for name in wrappers:
+        for ident in ctx.facts.idents(name):
+            holder = ident.parent
+            if holder is not None and holder.type == "call" and holder.child_by_field_name("function") == ident:
+                holder = holder.parent
+            if holder is not None and holder.type == "decorator":
+                return f"`@{name}` ({_where(ctx, holder)})"
+    return None
 
 
 def _helper_names(ctx) -> list[str]:
@@ -737,33 +858,6 @@ def _identifiers(node: Node):
                     and parent.child_by_field_name("attribute" if parent.type == "attribute" else "name") == n):
                 yield n
         stack.extend(n.named_children)
-
-
-def _mentioning(ctx, word: str):
-    """Contexts of the project's Python files that spell `word` (this file first)."""
-    yield ctx
-    project = ctx.project
-    root = getattr(project, "root", None) if project is not None else None
-    if not root:
-        return
-    here = ctx.source.abspath
-    # the tree is read once per project version (the editor plans on every analysis)
-    for path in project.memo(f"spelling {root} {word}", lambda: _spelling(root, word.encode())):
-        other = project.context(path) if path != here else None
-        if other is not None:
-            yield other
-
-
-def _spelling(root: str, data: bytes) -> list[str]:
-    out = []
-    for path in _tree(root, lambda name: name.endswith(".py")):
-        try:
-            with open(path, "rb") as fh:
-                if data in fh.read(4 << 20):
-                    out.append(path)
-        except OSError:
-            continue
-    return out
 
 
 def _value_loads(ctx, site, strict: bool = True) -> list[Member]:
@@ -920,7 +1014,7 @@ def _collect(ctx, key: str, plan: Plan) -> None:
 
 def _same_text(plan: Plan) -> None:
     """A string spelt exactly like a renamed one, in a file the plan edits (`... == "m.so"`)."""
-    texts = {text for _, text in plan.tails.values() if text.endswith(b".so")}
+    texts = {text for _, text in plan.tails.values() if text.endswith(b".so") and text != b".so"}  # a name, not an f-string's ending
     for member in plan.compiles + plan.loads:
         src = member.ctx.source
         root = src.tree.root_node

@@ -19,7 +19,6 @@ from aoti_lsp.rules import all_rules
 from aoti_lsp.analysis.source import Source, SourceError, decode_check
 from aoti_lsp.logs import logger
 
-SPELT_LIMIT = 5000  # spelt_elsewhere reads no more files than this (~0.5 s)
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (~3 ms of a hook run)
 if TYPE_CHECKING:
     from typing import Any
@@ -139,44 +138,6 @@ class Project:
             contexts[path] = _context(path, self.__dict__.get("reader"), self)
         reads.record(path)  # what it says of this file's findings may change with that file's text
         return contexts[path]
-
-    # -- a name's callers in other files (migrate.unreached_graph) ------------------------------
-    def spelt_elsewhere(self, word: str, here: str) -> bool | None:
-        """Whether a Python file of the project other than `here` spells `word` (its editor buffer
-        first, else the disk); None where that cannot be told: no root, or more files than are
-        worth reading for it. Asked for a rare shape only, once per word and project version; a
-        cached result depends on every file read (a file added later is not seen)."""
-        if not self.root:
-            return None
-        here = os.path.abspath(here)
-        return self.memo(f"spelt {word} {here}", lambda: self._spelt(word, here))
-
-    def _spelt(self, word: str, here: str) -> bool | None:
-        import re
-
-        from aoti_lsp.project.files import discover
-
-        listed = discover([self.root], Config())[0]
-        if len(listed) > SPELT_LIMIT:
-            return None
-        token = word.encode()
-        pattern = re.compile(rb"\b" + re.escape(token) + rb"\b")
-        reader = self.__dict__.get("reader")
-        for path in listed:
-            path = os.path.abspath(path)
-            if path == here:
-                continue
-            reads.record(path)
-            data = reader(path) if reader is not None else None
-            if data is None:
-                try:
-                    with open(path, "rb") as fh:
-                        data = fh.read()
-                except OSError:
-                    return None
-            if token in data and pattern.search(data):
-                return True
-        return False
 
     # -- constants across modules --------------------------------------------------------------
     def resolve(self, value: str, depth: int = 0) -> str | None:

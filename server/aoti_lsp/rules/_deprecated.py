@@ -69,7 +69,16 @@ compiles reach the same loader (`if ...: so = aot_compile(a, ...) else: so = aot
 
 **Producer and consumer in different programs.** A folder made by `tempfile.mkdtemp()` or
 `TemporaryDirectory()` in the same run is private: no other program can read what is written
-there, so its loaders are exactly those the value reaches. Otherwise, where nothing in the
+there, so its loaders are exactly those the value reaches. So is a cache the same code writes
+and loads: a path known only at run time that visibly ends in `.so` (`os.path.join("cache",
+f"{name}_{device}.so")`, `out / "net.so"`), compiled to and loaded in the same function, the
+compile's result read by nothing but that loader (`str(so)` around it counts as it) and no file of
+the project outside Python naming a `.so`: its ending is renamed to `.pt2` (aoti_compile_and_package
+refuses any other: measured) and `--fix --unsafe-fixes` migrates it; a loader of the function that
+spells the same path, before the compile too (a cache probed in a `try`, rebuilt in its `except`:
+nfdi-demonstrator), is migrated with it (`tests/torch/projects/migration/cache_probe`). Where the
+build also reads what it wrote (sizes the `.so`, audits the files beside it, prints where it is for
+another program: geoeo/depthsplat), the title names that read. Otherwise, where nothing in the
 project loads the `.so` (a C++ runner, another repository, a path passed on the command line and
 loaded by another program), the migration is offered only in the editor (unsafe, editor only), its title
 saying what must change elsewhere: that reader must move to `aoti_load_package` (C++:

@@ -48,7 +48,8 @@ editor, applied by the CLI only with `--unsafe-fixes`.
   as the example's, silently.
 - Not done for you: the old compile ran under `torch.no_grad()`, the new one does not (wrap
   it where the model needs it). No fix is offered for a plain function (export
-  needs an `nn.Module`), for `*args`, or where the call may not run (lambda, conditional), nor
+  needs an `nn.Module`: a caller's `functools.partial`, lambda or `def`, or what a decorator
+  wraps: `@aot_compile_sticky_cache(...)` over a `def`), for `*args`, or where the call may not run (lambda, conditional), nor
   where it passes a keyword torch 2.13's call does not take: `constraints=` (dynamic dims in an
   older spelling, a TypeError on torch 2.13; dropping it made the program static)."""
     explanation += FALLBACKS
