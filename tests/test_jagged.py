@@ -667,3 +667,22 @@ def test_two_classes_of_one_name_each_get_their_own_export():
     assert [r.start for r in first.related if "exported here" in r.message] == [code.index("torch._export.aot_compile")]
     assert [r.start for r in second.related if "exported here" in r.message] == [code.index("torch.export.export")]
     assert "exported without `dynamic_shapes`" in first.message and "exported without" not in second.message
+
+
+def test_a_helper_packaging_its_annotated_parameter_names_that_class():
+    """NVIDIA/cosmos-framework packages `wrapper: _ChunkEncodeForAOT` in a nested helper: the
+    program is that (private) class's, not one this file cannot name, so the eager forwards of
+    other modules stay out of scope (three false positives before). Unannotated, or annotated
+    `nn.Module`, it is still unknown, and they are in."""
+    vision = model("return values.sum(0) / offsets[-1]", "values, offsets", evidence=False)
+    helper = ("import torch\n\n\nclass _Chunk(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+              "def build(save_dir):\n    def variant(wrapper{}, x):\n"
+              "        ep = torch.export.export(wrapper, (x,))\n"
+              "        return torch._inductor.aoti_compile_and_package(ep, package_path=save_dir + '/c.pt2')\n"
+              "    return variant(_Chunk(), torch.randn(2))\n")
+    for annotation, in_scope in ((": _Chunk", False), (": torch.nn.Module", True), ("", True)):
+        project = Project()
+        project.update("pkg/vision.py", summarize(Source.from_text(vision, "pkg/vision.py")))
+        project.update("pkg/vae.py", summarize(Source.from_text(helper.format(annotation), "pkg/vae.py")))
+        found = findings(vision, "AOTI201", project=project, path="pkg/vision.py")
+        assert bool(found) == in_scope, annotation

@@ -652,8 +652,27 @@ class Model:
                 return b.name
             if b.value is not None:
                 return self._maker(b.value, depth + 1)
-            return self._given(node, b, depth)
+            return self._given(node, b, depth) or self._annotated(b)
         return None
+
+    def _annotated(self, b) -> Node | None:
+        """The class a parameter is annotated with (`wrapper: _ChunkEncodeForAOT`: NVIDIA/cosmos-
+        framework packages what its helper is given), one plain name of the project, not torch's
+        (`nn.Module` names no model). Without it, the package is of a program this file cannot
+        name, and every forward of the project may be in it (unknown_packages)."""
+        ident = self.ctx.source.tree.root_node.descendant_for_byte_range(b.at, b.at + len(b.name.encode()))
+        param = ident.parent if ident is not None and ident.type == "identifier" else None
+        if param is None or param.type not in ("typed_parameter", "typed_default_parameter") \
+                or param.parent is None or param.parent.type != "parameters":
+            return None
+        annotation = param.child_by_field_name("type")
+        inner = annotation.named_children[0] if annotation is not None and annotation.named_child_count == 1 else None
+        if inner is None or inner.type not in ("identifier", "attribute"):
+            return None
+        qualname = self.ctx.names.resolve(inner)
+        if qualname is not None and qualname.split(".")[0] in ("torch", "typing", "collections"):
+            return None
+        return inner if text(inner).rsplit(".", 1)[-1].lstrip("_")[:1].isupper() else None  # a class's name
 
     def _given(self, node: Node, b, depth: int) -> Node | str | None:
         """`def package(model, args): ep = torch.export.export(model, args) ...`: what the callers of
@@ -1034,8 +1053,9 @@ class Model:
     def unknown_packages(self) -> bool:
         """This file AOT-compiles a program it cannot name (`aoti_compile_and_package(ep)` of
         an `ep` made elsewhere, e.g. a generic export helper): any model may be in it."""
-        # a key spelt in lower case is what a function returned (`symbolic_trace(model)`), not a class
-        known = {(c.start_byte, c.end_byte) for c, key, _ in self.packages if key[:1].isupper()}
+        # a key spelt in lower case is what a function returned (`symbolic_trace(model)`), not a
+        # class (`_Wrapper` is one: a private class)
+        known = {(c.start_byte, c.end_byte) for c, key, _ in self.packages if key.lstrip("_")[:1].isupper()}
         return any((c.start_byte, c.end_byte) not in known for c, _ in self.ctx.calls_to(PACKAGERS))
 
     def scope(self, target: Target) -> str | None:
