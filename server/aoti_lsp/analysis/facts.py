@@ -284,6 +284,18 @@ class Facts:
         return site
 
     # -- def-use ----------------------------------------------------------------------------
+    def annotation(self, binding) -> Node | None:
+        """The one name or `a.B` a parameter `binding` is annotated with (`model: ExportedProgram`),
+        or None: not a parameter, not annotated, or a subscript or string."""
+        ident = self.src.tree.root_node.descendant_for_byte_range(binding.at, binding.at + len(binding.name.encode()))
+        param = ident.parent if ident is not None and ident.type == "identifier" else None
+        if param is None or param.type not in ("typed_parameter", "typed_default_parameter") \
+                or param.parent is None or param.parent.type != "parameters":
+            return None
+        annotation = param.child_by_field_name("type")
+        inner = annotation.named_children[0] if annotation is not None and annotation.named_child_count == 1 else None
+        return inner if inner is not None and inner.type in ("identifier", "attribute") else None
+
     def binding_value(self, ident: Node, at: int) -> tuple[Node, object] | None:
         """The value a name holds at `at`, when a single straight-line assignment provides it."""
         key = (ident.id, min(at, ident.start_byte))  # all that the answer depends on
@@ -449,7 +461,7 @@ class Facts:
             default = self.parameter_default(node)
             if default is not None:
                 return self.str_value(default, default.start_byte, depth + 1)
-            return self._imported(node)
+            return self.imported(node)
         if node.type == "string" and is_fstring(node):
             parts = []
             for child in node.named_children:
@@ -494,7 +506,7 @@ class Facts:
             if node.child_by_field_name("attribute").text == b"parent":
                 v = self.str_value(node.child_by_field_name("object"), at, depth + 1)
                 return _dirname(v) if v and self.is_path(node.child_by_field_name("object"), at) else None
-            return self._imported(node)
+            return self.imported(node)
         if node.type == "call":
             q = self.qualname(node)
             env = self._env_name(node, q)
@@ -606,9 +618,9 @@ class Facts:
             default = self.parameter_default(node)
             if default is not None:
                 return self.tail(default, default.start_byte, depth + 1)
-            return self._imported(node)
+            return self.imported(node)
         if node.type == "attribute":
-            return self._imported(node)
+            return self.imported(node)
         if node.type == "string":
             parts = [c for c in node.named_children if c.type not in ("string_start", "string_end")]
             if parts and parts[-1].type == "string_content":
@@ -632,7 +644,7 @@ class Facts:
                 return self.tail(returned, returned.start_byte, depth + 1)
         return None
 
-    def _imported(self, node: Node) -> str | None:
+    def imported(self, node: Node) -> str | None:
         """A name or `module.NAME` imported from a module that may be the project's: a reference."""
         binding = None
         if node.type == "identifier":
@@ -748,7 +760,7 @@ class Facts:
         for load in self.loads:
             value = self.deref(load.path_node, load.call.start_byte) if load.path_node is not None else None
             func = value.child_by_field_name("function") if value is not None and value.type == "call" else None
-            target = self._imported(func) if func is not None and func.type in ("identifier", "attribute") else None
+            target = self.imported(func) if func is not None and func.type in ("identifier", "attribute") else None
             if target is not None:
                 out.append((target, load.call.start_byte, load.call.end_byte, load.qualname))
         return out

@@ -660,14 +660,8 @@ class Model:
         framework packages what its helper is given), one plain name of the project, not torch's
         (`nn.Module` names no model). Without it, the package is of a program this file cannot
         name, and every forward of the project may be in it (unknown_packages)."""
-        ident = self.ctx.source.tree.root_node.descendant_for_byte_range(b.at, b.at + len(b.name.encode()))
-        param = ident.parent if ident is not None and ident.type == "identifier" else None
-        if param is None or param.type not in ("typed_parameter", "typed_default_parameter") \
-                or param.parent is None or param.parent.type != "parameters":
-            return None
-        annotation = param.child_by_field_name("type")
-        inner = annotation.named_children[0] if annotation is not None and annotation.named_child_count == 1 else None
-        if inner is None or inner.type not in ("identifier", "attribute"):
+        inner = self.ctx.facts.annotation(b)
+        if inner is None:
             return None
         qualname = self.ctx.names.resolve(inner)
         if qualname is not None and qualname.split(".")[0] in ("torch", "typing", "collections"):

@@ -524,14 +524,8 @@ def _annotated_program(ctx, node: Node) -> bool:
     if binding is None or binding.kind != LOCAL or binding.value is not None \
             or len(scope.bindings.get(name, ())) != 1 or scope.bindings[name][0] is not binding:
         return False
-    ident = ctx.source.tree.root_node.descendant_for_byte_range(binding.at, binding.at + len(name.encode()))
-    param = ident.parent if ident is not None and ident.type == "identifier" else None
-    if param is None or param.type not in ("typed_parameter", "typed_default_parameter") \
-            or param.parent is None or param.parent.type != "parameters":
-        return False
-    annotation = param.child_by_field_name("type")
-    inner = annotation.named_children[0] if annotation is not None and annotation.named_child_count == 1 else None
-    return inner is not None and inner.type in ("identifier", "attribute") and ctx.names.resolve(inner) in PROGRAM_TYPES
+    inner = ctx.facts.annotation(binding)
+    return inner is not None and ctx.names.resolve(inner) in PROGRAM_TYPES
 
 
 def reexported_graph(ctx, call: Node, qualname: str) -> str | None:
@@ -644,7 +638,7 @@ def _returns_program(ctx, node: Node, at: int) -> bool:
     `-> ExportedProgram` (`model = get_exported_model(model, data)`, imported from it)."""
     value = ctx.facts.deref(node, at)
     func = value.child_by_field_name("function") if value is not None and value.type == "call" else None
-    ref = ctx.facts._imported(func) if func is not None and func.type in ("identifier", "attribute") else None
+    ref = ctx.facts.imported(func) if func is not None and func.type in ("identifier", "attribute") else None
     project = getattr(ctx, "project", None)
     if ref is None or project is None:
         return False
@@ -874,14 +868,7 @@ def _narrowed_program(ctx, node: Node) -> bool:
         if up.type == "block" and branch.type in ("if_statement", "elif_clause") \
                 and branch.child_by_field_name("consequence") == up:
             test = _bare(branch.child_by_field_name("condition"))
-            func = test.child_by_field_name("function") if test.type == "call" else None
-            args = [a for a in test.child_by_field_name("arguments").named_children if a.type not in EXTRAS] \
-                if func is not None else []
-            if func is not None and func.type == "identifier" and func.text == b"isinstance" and len(args) == 2 \
-                    and names.lookup("isinstance", test.start_byte, names.scope_of(test)) is None \
-                    and args[0].type == "identifier" and args[0].text == node.text \
-                    and args[1].type in ("identifier", "attribute") and names.resolve(args[1]) in PROGRAM_TYPES \
-                    and names.lookup(name, test.start_byte, names.scope_of(test)) is here:
+            if _isinstance_of_program(ctx, test, node) and names.lookup(name, test.start_byte, names.scope_of(test)) is here:
                 return True
         up = branch
     return False
