@@ -51,6 +51,8 @@ SHAPES = [
     Shape("graph_branches_programs", (("run.py",),)),
     # a cache probed, else compiled at a path built at run time (nfdi-demonstrator): its `.so` renamed
     Shape("cache_probe", (("run.py",),)),
+    # a helper fills the cache its one caller probes and loads (inference-benchmarks): the caller's `.so` renamed
+    Shape("cache_helper", (("run.py",),)),
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),

@@ -331,3 +331,24 @@ def test_an_import_shim_stays_unknown():
     ident = f.idents("loads")[-1]
     assert f.binding_value(ident, ident.start_byte) is None
     assert f.names.resolve(ident) is None
+
+
+def test_a_value_assigned_in_a_try_without_except_is_known_after_it():
+    """`try: so = aot_compile(...) finally: restore()`: the code after the try runs only once the
+    body did (inference-benchmarks restores inductor flags in the finally). With an `except`, the
+    handler may have run instead: unknown."""
+    f = facts("""
+        def build(p):
+            try:
+                so = make(p)
+            finally:
+                restore()
+            use(so)
+            try:
+                other = make(p)
+            except OSError:
+                pass
+            use(other)
+    """)
+    assert _value_at(f, "so", 7) == "make(p)"
+    assert _value_at(f, "other", 12) is None

@@ -596,6 +596,74 @@ def test_a_cache_build_whose_loader_is_a_caller_stays_for_the_editor(tmp_path):
     assert [(e["location"]["row"], e["location"]["column"]) for e in renamed] == [(3, 42)], fix["edits"]
 
 
+
+# inference-benchmarks' runtime: the caller builds the cache's path and probes it; a helper given
+# that path compiles into it under try/finally and logs where it wrote; the loader after the
+# probe's if/else reads either branch's value, both the same file
+CACHE_HELPER = """
+    import logging
+    from pathlib import Path
+    import torch
+    L = logging.getLogger(__name__)
+    CACHE = Path("/tmp/aot_cache")
+    class Runtime:
+        def init(self, name: str, device: str):
+            cache_path = CACHE / f"{name}_{device}.so"
+            if cache_path.exists():
+                so_path = str(cache_path)
+            else:
+                so_path = _compile_and_cache(name, cache_path, device)
+            return torch._export.aot_load(so_path, device)
+    def _compile_and_cache(name: str, cache_path: Path, device: str) -> str:
+        x = torch.zeros(2, 8, device=device)
+        try:
+            ep = torch.export.export(make(name), (x,))
+            gm = ep.module()
+            so_path = torch._inductor.aot_compile(gm, (x,), options={"aot_inductor.output_path": str(cache_path)})
+        finally:
+            restore()
+        L.info("cache.saved", path=so_path)
+        return so_path
+"""
+
+
+def test_a_cache_a_helper_fills_for_its_one_caller_is_migrated(tmp_path):
+    """Its one caller passes the path and loads what the probe or the helper gives: the `.so` the
+    caller spells is renamed, the helper compiles the program (never ep.module()), the loader
+    follows. Another file defining a function of the same name (runtimes/torch_tensorrt's own
+    `_compile_and_cache`) is not a caller. Before: both refused ('nothing in the project writes it')."""
+    root = _project(tmp_path, {"rt.py": CACHE_HELPER, "other.py": """
+        def _compile_and_cache(name, cache_path):
+            return name
+        x = _compile_and_cache("a", "b")
+    """})
+    out = _diff(root)
+    assert '+        cache_path = CACHE / f"{name}_{device}.pt2"' in out.stdout, out.stdout + out.stderr
+    assert "torch._inductor.aoti_load_package(so_path" in out.stdout and "not fixed" not in out.stderr, out.stderr
+    assert "aoti_compile_and_package(ep, package_path=str(cache_path))" in out.stdout, out.stdout
+    for code in ("AOTI001", "AOTI002"):
+        fix = _fix_of(root, "rt.py", code)
+        assert fix["applicability"] == "unsafe" and "this program loads what it writes" in fix["message"], fix
+
+
+@pytest.mark.parametrize("change, extra, why", [
+    # a second caller: it may keep the .so for another program
+    (("    return so_path\n", "    return so_path\n_compile_and_cache('b', Path('b.so'), 'cpu')\n"), {},
+     "known only at run time: it must end in .pt2"),
+    # another file imports the helper: a caller this plan does not see
+    (("", ""), {"serve.py": "from rt import _compile_and_cache\n_compile_and_cache('a', 'a.so', 'cpu')\n"},
+     "known only at run time: it must end in .pt2"),
+    # printed, not logged: a build script prints where the .so is for another program
+    (('L.info("cache.saved", path=so_path)', "print(so_path)"), {}, "also read by `print(so_path)`"),
+])
+def test_a_cache_helper_whose_so_may_reach_more_than_its_caller_stays_for_the_editor(tmp_path, change, extra, why):
+    text = textwrap.dedent(CACHE_HELPER).lstrip()
+    assert change[0] in text
+    root = _project(tmp_path, {"rt.py": text.replace(*change), **extra})
+    out = _diff(root)
+    assert out.stdout == "" and "display-only fix, for the editor" in out.stderr, out.stdout + out.stderr
+    assert why in _fix_of(root, "rt.py", "AOTI001")["message"]
+
 def test_files_aoti_wrote_beside_an_artifact_are_not_its_readers(tmp_path):
     """The old aot_compile writes `<hash>.wrapper.cpp` (naming the .so) into the output folder."""
     root = _project(tmp_path, {"run.py": """

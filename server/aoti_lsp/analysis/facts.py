@@ -1090,10 +1090,18 @@ def _branches_around(value: Node) -> tuple[tuple[tuple[int, int], ...], bool]:
         if kind == "lambda" or kind.endswith("comprehension"):
             return tuple(spans), True
         parent = node.parent
-        if kind in _BRANCHES and (parent is None or parent.type not in _ALWAYS):
+        if kind in _BRANCHES and (parent is None or parent.type not in _ALWAYS) and not _runs_through(node, parent):
             spans.append((node.start_byte, node.end_byte))
         node = parent
     return tuple(spans), False
+
+
+def _runs_through(node: Node, parent: Node | None) -> bool:
+    """`try: ... finally: ...` with no `except` (or the body of one): what follows it runs only
+    after the whole body did (an exception leaves the function), as after a `with`."""
+    try_ = node if node.type == "try_statement" else parent if node.type == "block" and parent is not None \
+        and parent.type == "try_statement" and parent.child_by_field_name("body") == node else None
+    return try_ is not None and not any(c.type in ("except_clause", "except_group_clause") for c in try_.named_children)
 
 
 def _by_call(sites: list) -> dict:

@@ -21,7 +21,7 @@ from aoti_lsp.analysis import findings
 from aoti_lsp.analysis.facts import LOADS, NEW_COMPILE, NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF, bind, unwrap
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.analysis.records import record
-from aoti_lsp.analysis.names import DEF, LOCAL
+from aoti_lsp.analysis.names import DEF, LOCAL, positional_names
 from aoti_lsp.analysis.source import absolute, statement_of
 from aoti_lsp.analysis.treesitter import Node
 from aoti_lsp.fixes.mentions import mentioning, tree
@@ -274,7 +274,12 @@ def _plan(ctx, call: Node) -> Plan:
         if compile_site is None and behind is not None and behind.type == "identifier":
             # `so` holds a compile's value on some runs (`if so is None: so = aot_compile(...)`):
             # the compile's plan, which takes this loader with it
-            maybe = next((v for v, _ in facts.maybe_values(behind) or () if facts.compile_of(v) is not None), None)
+            held = [v for v, _ in facts.maybe_values(behind) or ()]
+            maybe = next((v for v in held if facts.compile_of(v) is not None), None)
+            calls = {v.id for v in held if v.type == "call"}
+            if maybe is None and calls:  # `so = build(p)`: a function of this file returns a compile's value
+                maybe = next((site.call for site in facts.compiles if any(v.id in calls for v in facts.flows(site.call))),
+                             None)
             if maybe is not None:
                 return _plan(ctx, maybe)
         producer = _producer_elsewhere(ctx, call) if compile_site is None else None
@@ -313,12 +318,15 @@ def _plan(ctx, call: Node) -> Plan:
         alike = [load for load in _spelt_alike_loads(ctx, compile_site) if load.call.id not in taken]
         plan.loads += [Member(ctx, load.call, load.qualname) for load in alike]
         tail = _run_time_tail(ctx, node, owner.start_byte, plan)
+        caller = _only_caller(ctx, compile_site) if tail is None else None
+        if caller is not None:  # `def build(cache_path): aot_compile(..., output_path=str(cache_path))`
+            tail = _run_time_tail(ctx, _argument_for_path(ctx, compile_site, caller), caller.start_byte, plan)
         for load in alike:  # a loader spelling the path again spells its .so again
             _run_time_tail(ctx, load.path_node, load.call.start_byte, plan)
         if _private_by_callers(ctx, compile_site, node):
             return plan
         runner = _container_runner(ctx)
-        scope = ctx.names.scope_of(compile_site.call)
+        scope = ctx.names.scope_of(compile_site.call if caller is None else caller)
         if tail is not None and runner is None and getattr(ctx.project, "root", None) \
                 and any(m.ctx is ctx and ctx.names.scope_of(m.call) is scope for m in plan.loads) \
                 and _named_outside_python(ctx, tail.decode(errors="replace")) is None:
@@ -488,7 +496,10 @@ def _maybe_loads(ctx, site, plan: Plan) -> None:
     whose value the loader may hold (`if ...: so = aot_compile(a, ...) else: so = aot_compile(b,
     ...)`) joins the plan: the compiles and the loader migrate together."""
     facts = ctx.facts
-    for load, others in facts.maybe_loads_of_value(site.call):
+    # the compile's own assignment, and a helper's call returning its value (`so = build(p)`)
+    merges = [(via, load, others) for via in facts.flows(site.call) if via.type == "call"
+              for load, others in facts.maybe_loads_of_value(via)]
+    for via, load, others in merges:
         held = [(v, facts.compile_of(v)) for v in others]
         for rival in (r for _, r in held if r is not None):
             if rival.path_node is not None:  # it writes a path of its own: that artifact is planned by its key
@@ -498,13 +509,72 @@ def _maybe_loads(ctx, site, plan: Plan) -> None:
             _returned_artifact(ctx, rival, plan)
         if any(m.ctx is ctx and m.call.id == load.call.id for m in plan.loads):
             continue
-        others = [v for v, rival in held if rival is None]
+        others = [v for v, rival in held if rival is None and not _names_written_file(ctx, site, via, v)]
         plan.loads.append(Member(ctx, load.call, load.qualname))
         if others and plan.outside is None:
             plan.outside = (f"`{ctx.source.node_text(load.path_node)[:40]}` ({_where(ctx, load.call)}) may also hold "
                             f"`{ctx.source.node_text(others[0])[:40]}` ({_where(ctx, others[0])}): what it names "
                             "there must become a .pt2 written by aoti_compile_and_package")
 
+
+
+def _names_written_file(ctx, site, via: Node, value: Node) -> bool:
+    """Whether `value`, another value a loader's path may hold, names the file the compile
+    writes: its path spelt again in the compile's scope (`if os.path.exists(p): so = p else: so =
+    aot_compile(..., output_path=p)`), or, where the compile is in a helper called at `via` with
+    the path as a parameter, the argument that call passes spelt again there (a cache probe:
+    `so = str(cache_path)` else `so = _compile_and_cache(cache_path, ...)`: inference-benchmarks)."""
+    path = site.path_node
+    if path is None:
+        return False
+    value = ctx.facts.path_of(value) or value
+    if via is site.call:
+        return _spelt_alike(ctx, ctx.facts.path_of(path) or path, value)
+    given = _argument_for_path(ctx, site, via)
+    return given is not None and _spelt_alike(ctx, ctx.facts.path_of(given) or given, value)
+
+
+def _argument_for_path(ctx, site, call: Node) -> Node | None:
+    """What `call`, a call of the module-level function holding the compile, passes for the
+    parameter that is the compile's whole path (`output_path=str(cache_path)`): None where the
+    path is not one parameter or `call` does not pass it."""
+    path = site.path_node
+    inner = ctx.facts.path_of(path) or path if path is not None else None
+    found = _from_params(ctx, site.call, inner) if inner is not None and inner.type == "identifier" else None
+    if found is None:
+        return None
+    func, names, used = found
+    if call.child_by_field_name("function").text != func.child_by_field_name("name").text:
+        return None
+    return bind(call, tuple(names))[0].get(next(iter(used)))
+
+
+def _only_caller(ctx, site) -> Node | None:
+    """The one call of the module-level function holding the compile, where its path is that
+    function's parameter and nothing else of the project names the function: that call's
+    argument is the path (a cache's path built by the caller). None otherwise."""
+    path = site.path_node
+    inner = ctx.facts.path_of(path) or path if path is not None else None
+    found = _from_params(ctx, site.call, inner) if inner is not None and inner.type == "identifier" else None
+    if found is None:
+        return None
+    fname = found[0].child_by_field_name("name").text.decode()
+    callers = ctx.facts.calls_named(fname)
+    others = mentioning(ctx, fname)
+    if len(callers) != 1 or len(ctx.facts.idents(fname)) != 2 or others is None \
+            or not all(_own_function(other, fname) for other in others[1:]):
+        return None  # called more than once, its name read otherwise, or perhaps imported elsewhere
+    return callers[0] if _argument_for_path(ctx, site, callers[0]) is not None else None
+
+
+def _own_function(ctx, name: str) -> bool:
+    """Whether every `name` a file spells is its own module-level `def name` (runtimes/
+    torch_tensorrt/runtime.py's `_compile_and_cache`, not the one of aot_inductor/runtime.py)."""
+    names = ctx.names
+    bindings = names.module.bindings.get(name, [])
+    if len(bindings) != 1 or bindings[0].kind != DEF:
+        return False
+    return all(names.lookup(name, i.start_byte, names.scope_of(i)) is bindings[0] for i in ctx.facts.idents(name))
 
 # what a program can do with the path an old compile without an output path returns (a .so in
 # inductor's own folder, beside its C++ source and kernels) that a .pt2 does not support
@@ -543,7 +613,7 @@ def _unread_reader(ctx, site) -> str | None:
             continue
         call = node.parent.parent
         qualname = ctx.facts.qualname(call)
-        if qualname is None or qualname.split(".")[0] in _KNOWN_MODULES:
+        if qualname is None or qualname.split(".")[0] in _KNOWN_MODULES or _logs(call):
             continue
         return (f"gives it to `{qualname}` ({_where(ctx, call)}), which this analysis does not read: "
                 "that must read the .pt2 the new call writes")
@@ -562,7 +632,7 @@ def _from_params(ctx, call: Node, path: Node) -> tuple[Node, list, set] | None:
     if func is None or func.type != "function_definition" or func.parent is None or func.parent.type != "module":
         return None
     params = func.child_by_field_name("parameters")
-    names = [p.text.decode() if p.type == "identifier" else None for p in params.named_children]
+    names = positional_names(params)
     scope = ctx.names.scope_of(path)
     used = set()
     for ident in [path] if path.type == "identifier" else _identifiers(path):
@@ -699,7 +769,20 @@ def _run_time_tail(ctx, path: Node, at: int, plan: Plan) -> bytes | None:
     return text if holder is None or holder.type == "module" else None
 
 
+def _rebinds(ident: Node) -> bool:
+    parent = ident.parent
+    return parent is not None and parent.type == "assignment" and parent.child_by_field_name("left") == ident
+
+
 _STATEMENTS = ("expression_statement", "return_statement", "block", "module")
+_LOG_LEVELS = frozenset({b"debug", b"info", b"warning", b"warn", b"error", b"exception", b"critical"})
+
+
+def _logs(call: Node | None) -> bool:
+    """`logger.info(...)`, `L.debug(...)`: a logging method by its name (a log line names a file for
+    a person; `print` is not one: a build script prints where the .so is for another program)."""
+    func = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+    return func is not None and func.type == "attribute" and func.child_by_field_name("attribute").text in _LOG_LEVELS
 
 
 def _other_use(ctx, site, plan: Plan) -> Node | None:
@@ -721,6 +804,22 @@ def _other_use(ctx, site, plan: Plan) -> Node | None:
         if parent is not None and parent.type == "argument_list" and parent.parent is not None \
                 and parent.parent.id in ids:
             continue  # `str(so)`, itself a value the check reads
+        if parent is not None and parent.type == "return_statement" and facts.calls_of_function(parent):
+            continue  # returned to its callers: the calls are values the check reads
+        left = parent.child_by_field_name("left") if parent is not None and parent.type == "assignment" else None
+        if left is not None and left.type == "identifier" and unwrap(parent.child_by_field_name("right")) == value:
+            # `so = build(p)`: its reads are values the check reads, or (after a merge of branches,
+            # which flows does not follow) a loader of the plan; any other read is another use
+            end = ctx.names.scope_of(value).node.end_byte
+            later = [i for i in facts.idents(left.text.decode(), parent.end_byte, end)
+                     if i.id not in ids and i.id not in paths and not _rebinds(i)]
+            if later:
+                return later[0]
+            continue
+        if parent is not None and parent.type == "keyword_argument":
+            parent = parent.parent
+        if parent is not None and parent.type == "argument_list" and _logs(parent.parent):
+            continue  # `log.info("saved", path=so)`: a line for a person, not a reader of the file
         return value
     return None
 

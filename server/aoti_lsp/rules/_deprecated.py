@@ -76,9 +76,12 @@ compile's result read by nothing but that loader (`str(so)` around it counts as 
 the project outside Python naming a `.so`: its ending is renamed to `.pt2` (aoti_compile_and_package
 refuses any other: measured) and `--fix --unsafe-fixes` migrates it; a loader of the function that
 spells the same path, before the compile too (a cache probed in a `try`, rebuilt in its `except`:
-nfdi-demonstrator), is migrated with it (`tests/torch/projects/migration/cache_probe`). Where the
-build also reads what it wrote (sizes the `.so`, audits the files beside it, prints where it is for
-another program: geoeo/depthsplat), the title names that read. Otherwise, where nothing in the
+nfdi-demonstrator), is migrated with it (`tests/torch/projects/migration/cache_probe`); so is a
+helper compiling to the path its one caller gives it, where that caller probes the cache and loads
+what either branch holds (inference-benchmarks: `tests/torch/projects/migration/cache_helper`).
+Where the build also reads what it wrote (sizes the `.so`, audits the files beside it, prints where
+it is for another program: geoeo/depthsplat), the title names that read; a log line
+(`log.info("saved", path=so)`) is for a person, not a reader. Otherwise, where nothing in the
 project loads the `.so` (a C++ runner, another repository, a path passed on the command line and
 loaded by another program), the migration is offered only in the editor (unsafe, editor only), its title
 saying what must change elsewhere: that reader must move to `aoti_load_package` (C++:
