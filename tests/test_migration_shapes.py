@@ -578,6 +578,16 @@ def test_a_cache_build_that_hands_its_so_to_more_than_its_loader_stays_for_the_e
     assert why in _fix_of(root, "build.py", "AOTI001")["message"]
 
 
+def test_a_cache_build_returning_its_path_to_another_file_is_not_migrated(tmp_path):
+    """It loads what it wrote and also returns the path to a caller in another file: what that
+    caller does with it is not read here (a return to this file's callers only is followed)."""
+    text = textwrap.dedent(CACHE_BUILDS["fstring"][0]).lstrip().replace(
+        "    return torch._export.aot_load(so, device)", "    runner = torch._export.aot_load(so, device)\n    return so")
+    root = _project(tmp_path, {"build.py": text, "serve.py": "from build import build\nso = build(m, x, 'n', 'cpu')\n"})
+    out = _diff(root)
+    assert out.stdout == "" and "returned by `build` (build.py:6) to code this analysis cannot follow" in out.stderr, \
+        out.stdout + out.stderr
+
 def test_a_cache_build_whose_loader_is_a_caller_stays_for_the_editor(tmp_path):
     """The helper returns the path and its caller loads it: another caller may keep it for another
     program (test_a_parameter_every_caller_fills_with_a_private_folder_is_private for the private

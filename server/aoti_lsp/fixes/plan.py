@@ -517,7 +517,6 @@ def _maybe_loads(ctx, site, plan: Plan) -> None:
                             "there must become a .pt2 written by aoti_compile_and_package")
 
 
-
 def _names_written_file(ctx, site, via: Node, value: Node) -> bool:
     """Whether `value`, another value a loader's path may hold, names the file the compile
     writes: its path spelt again in the compile's scope (`if os.path.exists(p): so = p else: so =
@@ -534,47 +533,53 @@ def _names_written_file(ctx, site, via: Node, value: Node) -> bool:
     return given is not None and _spelt_alike(ctx, ctx.facts.path_of(given) or given, value)
 
 
-def _argument_for_path(ctx, site, call: Node) -> Node | None:
-    """What `call`, a call of the module-level function holding the compile, passes for the
-    parameter that is the compile's whole path (`output_path=str(cache_path)`): None where the
-    path is not one parameter or `call` does not pass it."""
+def _path_parameter(ctx, site) -> tuple[Node, list, str] | None:
+    """(function, its positional names, the parameter) where the compile's whole path is one
+    parameter of the module-level function holding it (`output_path=str(cache_path)`)."""
     path = site.path_node
     inner = ctx.facts.path_of(path) or path if path is not None else None
     found = _from_params(ctx, site.call, inner) if inner is not None and inner.type == "identifier" else None
-    if found is None:
+    return (found[0], found[1], next(iter(found[2]))) if found is not None else None
+
+
+def _argument_for_path(ctx, site, call: Node) -> Node | None:
+    """What `call`, a call of the function holding the compile, passes for its path parameter;
+    None where the path is not one parameter or `call` does not pass it."""
+    found = _path_parameter(ctx, site)
+    if found is None or call.child_by_field_name("function").text != found[0].child_by_field_name("name").text:
         return None
-    func, names, used = found
-    if call.child_by_field_name("function").text != func.child_by_field_name("name").text:
-        return None
-    return bind(call, tuple(names))[0].get(next(iter(used)))
+    return bind(call, tuple(found[1]))[0].get(found[2])
 
 
 def _only_caller(ctx, site) -> Node | None:
-    """The one call of the module-level function holding the compile, where its path is that
-    function's parameter and nothing else of the project names the function: that call's
-    argument is the path (a cache's path built by the caller). None otherwise."""
-    path = site.path_node
-    inner = ctx.facts.path_of(path) or path if path is not None else None
-    found = _from_params(ctx, site.call, inner) if inner is not None and inner.type == "identifier" else None
+    """The one call of the function holding the compile, where its path is that function's
+    parameter and no other file can call it: that call's argument is the path (a cache's path
+    built by the caller). None otherwise."""
+    found = _path_parameter(ctx, site)
     if found is None:
         return None
     fname = found[0].child_by_field_name("name").text.decode()
     callers = ctx.facts.calls_named(fname)
-    others = mentioning(ctx, fname)
-    if len(callers) != 1 or len(ctx.facts.idents(fname)) != 2 or others is None \
-            or not all(_own_function(other, fname) for other in others[1:]):
-        return None  # called more than once, its name read otherwise, or perhaps imported elsewhere
+    if len(callers) != 1 or len(ctx.facts.idents(fname)) != 2 or not _called_here_only(ctx, fname):
+        return None  # called more than once, or its name read otherwise
     return callers[0] if _argument_for_path(ctx, site, callers[0]) is not None else None
 
 
+def _called_here_only(ctx, name: str) -> bool:
+    """Whether no other Python file of the project can call this file's function `name`: none
+    spells it but as its own module-level `def` (runtimes/torch_tensorrt/runtime.py's
+    `_compile_and_cache`, not the one of aot_inductor/runtime.py)."""
+    others = mentioning(ctx, name)
+    return others is not None and all(_own_function(other, name) for other in others[1:])
+
+
 def _own_function(ctx, name: str) -> bool:
-    """Whether every `name` a file spells is its own module-level `def name` (runtimes/
-    torch_tensorrt/runtime.py's `_compile_and_cache`, not the one of aot_inductor/runtime.py)."""
     names = ctx.names
     bindings = names.module.bindings.get(name, [])
     if len(bindings) != 1 or bindings[0].kind != DEF:
         return False
     return all(names.lookup(name, i.start_byte, names.scope_of(i)) is bindings[0] for i in ctx.facts.idents(name))
+
 
 # what a program can do with the path an old compile without an output path returns (a .so in
 # inductor's own folder, beside its C++ source and kernels) that a .pt2 does not support
@@ -804,8 +809,9 @@ def _other_use(ctx, site, plan: Plan) -> Node | None:
         if parent is not None and parent.type == "argument_list" and parent.parent is not None \
                 and parent.parent.id in ids:
             continue  # `str(so)`, itself a value the check reads
-        if parent is not None and parent.type == "return_statement" and facts.calls_of_function(parent):
-            continue  # returned to its callers: the calls are values the check reads
+        if parent is not None and parent.type == "return_statement" and facts.calls_of_function(parent) \
+                and (name := facts.returning_function(parent)) is not None and _called_here_only(ctx, name):
+            continue  # returned to its callers, all of this file: the calls are values the check reads
         left = parent.child_by_field_name("left") if parent is not None and parent.type == "assignment" else None
         if left is not None and left.type == "identifier" and unwrap(parent.child_by_field_name("right")) == value:
             # `so = build(p)`: its reads are values the check reads, or (after a merge of branches,
