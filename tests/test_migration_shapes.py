@@ -570,12 +570,18 @@ def test_a_cache_the_same_code_writes_and_loads_is_migrated_with_its_so_ending(t
 ])
 def test_a_cache_build_that_hands_its_so_to_more_than_its_loader_stays_for_the_editor(tmp_path, shape, change,
                                                                                        extra, why):
-    text = textwrap.dedent(CACHE_BUILDS[shape][0]).lstrip()
+    _editor_only(tmp_path, "build.py", CACHE_BUILDS[shape][0], change, extra, why)
+
+
+def _editor_only(tmp_path, name, text, change, extra, why):
+    """`text` changed by `change` (old, new), with `extra` files beside it: offered for the editor
+    only, its title naming `why`."""
+    text = textwrap.dedent(text).lstrip()
     assert change[0] in text
-    root = _project(tmp_path, {"build.py": text.replace(*change), **extra})
+    root = _project(tmp_path, {name: text.replace(*change), **extra})
     out = _diff(root)
     assert out.stdout == "" and "display-only fix, for the editor" in out.stderr, out.stdout + out.stderr
-    assert why in _fix_of(root, "build.py", "AOTI001")["message"]
+    assert why in _fix_of(root, name, "AOTI001")["message"]
 
 
 def test_a_cache_build_returning_its_path_to_another_file_is_not_migrated(tmp_path):
@@ -667,12 +673,8 @@ def test_a_cache_a_helper_fills_for_its_one_caller_is_migrated(tmp_path):
     (('L.info("cache.saved", path=so_path)', "print(so_path)"), {}, "also read by `print(so_path)`"),
 ])
 def test_a_cache_helper_whose_so_may_reach_more_than_its_caller_stays_for_the_editor(tmp_path, change, extra, why):
-    text = textwrap.dedent(CACHE_HELPER).lstrip()
-    assert change[0] in text
-    root = _project(tmp_path, {"rt.py": text.replace(*change), **extra})
-    out = _diff(root)
-    assert out.stdout == "" and "display-only fix, for the editor" in out.stderr, out.stdout + out.stderr
-    assert why in _fix_of(root, "rt.py", "AOTI001")["message"]
+    _editor_only(tmp_path, "rt.py", CACHE_HELPER, change, extra, why)
+
 
 def test_files_aoti_wrote_beside_an_artifact_are_not_its_readers(tmp_path):
     """The old aot_compile writes `<hash>.wrapper.cpp` (naming the .so) into the output folder."""
