@@ -436,6 +436,9 @@ def inside(name: str, text: str, keys: int = 12, kind=None) -> None:
     from aoti_lsp.lsp.documents import Document
     from aoti_lsp.lsp.server import AotiServer
 
+    from aoti_lsp import tune_gc
+
+    tune_gc()  # as serve() does: the young generation's threshold is the server's
     ls = AotiServer()
     ls.caps = ResolvedClientCapabilities(related_information=True)
     path = Path(tempfile.gettempdir()) / "aoti-lsp-bench" / "editor" / name / "big.py"

@@ -279,7 +279,7 @@ def test_a_diagnostic_without_json_pieces_is_moved_all_the_same(monkeypatch):
     d.message = convert._SLOT  # spelt as a slot is: the pieces would not be told apart
     monkeypatch.setattr(convert, "_cut", lambda *a: None)
     moved = convert._move_lines(d, 2, uri, after=7)
-    assert type(moved) is convert.Moved and convert._JSON.get(moved)[1] is None
+    assert type(moved) is convert.Moved and convert._json_of(moved)[1] is None
     want = _shifted(CONVERTER.unstructure(d), 2, uri, 7)
     assert json.loads(convert.encoded(moved)) == want == CONVERTER.unstructure(moved)
 
@@ -311,3 +311,14 @@ def _shifted(plain: dict, n: int, uri: str, after: int) -> dict:
         if e and "uri" not in e:
             move(e["range"])
     return plain
+
+
+def test_a_message_key_is_spelt_as_the_diagnostic_encoder_spells_it():
+    """_remessaged finds a message in a diagnostic's JSON by its key: written by the C string
+    encoder, not through a dict, it must match what the diagnostic's own encoder wrote
+    (non-ASCII, quotes, backslashes, control characters, the slot marker)."""
+    for message in ["plain", 'a "quoted" \\path\\ at line 12', "tab\there\nnewline", "naïve → 设备 \U0001f600",
+                    "\x00\x1f\x7f", convert._SLOT, ""]:
+        assert convert._message_json(message) == convert._ENCODE({"message": message})[1:-1]
+        d = types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 1)), message)
+        assert convert.encoded(d).count(convert._message_json(message)) == 1

@@ -152,7 +152,9 @@ class LazyFix:
         new; incremental.py): the same title, applicability and files; its edits in this file,
         when built, are the planned ones moved. Nothing is built here, and moves pile up flat
         (a keystroke each), never as a chain of fixes."""
-        moved = LazyFix(self.title, self.applicability, None, self._other_files, self.snippet, self.basis)
+        moved = object.__new__(LazyFix)  # its fields as they are (no __init__: a move per finding per key)
+        moved.__dict__.update(self.__dict__)
+        moved._build, moved._edits = None, None
         if self.built:
             moved._edits, moved.failed = _move(self._edits, (at,)), self.failed
         else:

@@ -233,30 +233,31 @@ def _remessaged(d: types.Diagnostic, f: Finding) -> types.Diagnostic | None:
     notes = _notes_of(d) or ()
     if notes and len(notes) != len(f.related):
         return None
-    text = encoded(d)
-    hit = _JSON.get(d)
+    hit = _json_of(d)
     template = hit[1] if hit is not None else None  # the next move writes from it (Moved)
     parts = template[0] if template is not None else None
+    text = None if parts is not None else encoded(d)  # with pieces, they are edited, not joined
     for old, new in [(d.message, f.message), *((n, r.message) for n, r in zip(notes, f.related))]:
         if old != new:
             key, said = _message_json(old), _message_json(new)
-            if text.count(key) != 1:
-                return None
-            text = text.replace(key, said)
             if parts is not None:  # slots split range lines only: a message is inside one piece
-                parts = [p.replace(key, said) for p in parts]
+                if sum(p.count(key) for p in parts) != 1:
+                    return None
+                parts = [p.replace(key, said) if key in p else p for p in parts]
+            else:
+                if text.count(key) != 1:
+                    return None
+                text = text.replace(key, said)
     if type(d) is Moved:  # stays one: its fields are still not made
         out = Moved(d, parts, template[1] if template is not None else d._lines, d._uri, f.message,
                     tuple(r.message for r in f.related) if notes else None)
-        _JSON.get(out)[0] = text
+        out._json[0] = text
     else:
         related = [n if n.message == r.message else types.DiagnosticRelatedInformation(n.location, r.message)
                    for n, r in zip(d.related_information or (), f.related)] or d.related_information
         out = _like(d, message=f.message, related_information=related)
         _JSON.put(out, [text, (parts, template[1]) if parts is not None else None])
-    lines = _LINES.get(d)
-    if lines is not None:
-        _LINES.put(out, lines)
+    _keep_sorted(d, out)
     return out
 
 
@@ -271,8 +272,9 @@ def _like(d: types.Diagnostic, **changed) -> types.Diagnostic:
 
 
 def _message_json(message: str) -> str:
-    """`"message": "..."` as a diagnostic's JSON spells it (the same encoder)."""
-    return _ENCODE({"message": message})[1:-1]
+    """`"message": "..."` as a diagnostic's JSON spells it (what _ENCODE writes of a string:
+    ASCII, escaped, by the C encoder; a dict through the encoder costs ~10x)."""
+    return '"message":' + _STRING(message)
 
 
 def reused_diagnostics(old: list[types.Diagnostic], old_findings: list[Finding], findings: list[Finding],
@@ -370,11 +372,38 @@ _LINES = _Memo()  # diagnostic -> (uri, its lines sorted): kept ones are asked e
 
 
 def _lines_cached(d: types.Diagnostic, uri: str) -> tuple[int, ...]:
+    if type(d) is Moved and d._uri == uri:  # held by the object: no memo look-up per keystroke
+        lines = d._sorted
+        if lines is None:
+            lines = tuple(sorted(set(d._lines)))
+            object.__setattr__(d, "_sorted", lines)
+        return lines
     hit = _LINES.get(d)
     if hit is None or hit[0] != uri:
-        lines = d._lines if type(d) is Moved and d._uri == uri else _lines_of(d, uri)
-        hit = _LINES.put(d, (uri, tuple(sorted(set(lines)))))
+        hit = _LINES.put(d, (uri, tuple(sorted(set(_lines_of(d, uri))))))
     return hit[1]
+
+
+def _sorted_known(d: types.Diagnostic, uri: str) -> tuple[int, ...] | None:
+    """_lines_cached's answer where it was computed already, else None."""
+    if type(d) is Moved:
+        return d._sorted if d._uri == uri else None
+    hit = _LINES.get(d)
+    return hit[1] if hit is not None and hit[0] == uri else None
+
+
+def _keep_sorted(d: types.Diagnostic, out: types.Diagnostic) -> None:
+    """`out` names the lines `d` names (a message changed): it keeps what was computed of them."""
+    uri = d._uri if type(d) is Moved else None
+    if uri is None:
+        hit = _LINES.get(d)
+        if hit is not None:
+            _LINES.put(out, hit)
+    elif d._sorted is not None:
+        if type(out) is Moved:
+            object.__setattr__(out, "_sorted", d._sorted)
+        else:
+            _LINES.put(out, (uri, d._sorted))
 
 
 def _lines_of(d: types.Diagnostic, uri: str) -> list[int]:
@@ -410,9 +439,9 @@ def _move_lines(d: types.Diagnostic, n: int, uri: str, after: int = -1) -> types
     except ValueError:  # the slot marker inside a message (no server message has it): written from its fields
         parts, lines = None, _lines_of(d, uri)
     moved = Moved(d, parts, [x + n if x > after else x for x in lines], uri)
-    hit = _LINES.get(d)
-    if hit is not None and hit[0] == uri:  # its lines, moved (in order: none was touched)
-        _LINES.put(moved, (uri, tuple([x + n if x > after else x for x in hit[1]])))
+    known = _sorted_known(d, uri)
+    if known is not None:  # its lines, moved (in order: none was touched)
+        object.__setattr__(moved, "_sorted", tuple([x + n if x > after else x for x in known]))
     return moved
 
 
@@ -423,7 +452,9 @@ class Moved(types.Diagnostic):
     it from the pieces. An Enter early in a dense file moved ~4,000 diagnostics, each rebuilt
     as lsprotocol objects and dicts: ~40% of the keystroke."""
 
-    __slots__ = ("_root", "_lines", "_uri", "_notes", "_made")
+    # _json: encoded()'s [JSON or None, (pieces, lines) or None]; _sorted: its lines, sorted, once
+    # known (_lines_cached): held here, not in the memos (a weak reference per move adds up)
+    __slots__ = ("_root", "_lines", "_uri", "_notes", "_made", "_json", "_sorted")
 
     def __init__(self, d: types.Diagnostic, parts: list[str] | None, lines: list[int], uri: str,
                  message: str | None = None, notes: tuple[str, ...] | None = None):
@@ -436,7 +467,8 @@ class Moved(types.Diagnostic):
         put(self, "message", d.message if message is None else message)
         for name in _KEPT:
             put(self, name, getattr(d, name))
-        _JSON.put(self, [None, (parts, lines) if parts is not None else None])
+        put(self, "_json", [None, (parts, lines) if parts is not None else None])
+        put(self, "_sorted", None)
 
     def _fields(self) -> tuple:
         made = self._made
@@ -517,7 +549,7 @@ _COMPACT = (",", ":")  # no blank after each separator: 7% of a dense file's 4.8
 
 def encoded(d: types.Diagnostic) -> str:
     """The diagnostic as JSON, as pygls would write it (lsprotocol's converter)."""
-    hit = _JSON.get(d) or _JSON.put(d, [None, None])
+    hit = d._json if type(d) is Moved else (_JSON.get(d) or _JSON.put(d, [None, None]))
     if hit[0] is None:
         if hit[1] is not None:
             parts, lines = hit[1]
@@ -534,12 +566,18 @@ def encoded(d: types.Diagnostic) -> str:
     return hit[0]
 
 
+def _json_of(d: types.Diagnostic) -> list | None:
+    """encoded()'s entry of `d`, where one was made."""
+    return d._json if type(d) is Moved else _JSON.get(d)
+
+
 def _not_plain(value):
     raise TypeError(value)
 
 
 # one encoder for every diagnostic: json.dumps with any option makes a JSONEncoder per call
 _ENCODE = json.JSONEncoder(default=_not_plain, separators=_COMPACT).encode
+_STRING = json.encoder.encode_basestring_ascii  # how _ENCODE writes a string (ensure_ascii)
 
 
 def _unstructure(d: types.Diagnostic, check: bool = True) -> dict:
@@ -647,7 +685,7 @@ def _data_marks(value, marks: list, here: bool) -> None:
 
 def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
     """(JSON pieces, the line numbers between them): the lines `_move_lines` moves, as slots."""
-    hit = _JSON.get(d)
+    hit = _json_of(d)
     if hit is not None and hit[1] is not None:
         return hit[1]
     found = _cut(d, encoded(d), uri)

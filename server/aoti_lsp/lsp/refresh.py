@@ -15,11 +15,9 @@ from aoti_lsp.lsp.convert import encoded
 
 
 def fingerprint(diagnostics: list[types.Diagnostic]) -> str:
-    h = hashlib.blake2b(digest_size=12)
-    for d in diagnostics:
-        h.update(encoded(d).encode())  # its JSON, every field, made once (convert.py)
-        h.update(b"\0")
-    return h.hexdigest()
+    # each one's JSON, every field, made once (convert.py); hashed in one call (two per
+    # diagnostic were ~5% of an Enter in a dense file)
+    return hashlib.blake2b("\0".join(map(encoded, diagnostics)).encode(), digest_size=12).hexdigest()
 
 
 class Sent:
