@@ -53,6 +53,9 @@ SHAPES = [
     Shape("cache_probe", (("run.py",),)),
     # a helper fills the cache its one caller probes and loads (inference-benchmarks): the caller's `.so` renamed
     Shape("cache_helper", (("run.py",),)),
+    # the compile's folder copied and its C++ read beside it (seantempesta/remaster): the package's
+    # folder holds the same files
+    Shape("returned_folder", (("run.py",),)),
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),

@@ -828,9 +828,11 @@ def test_a_path_table_whose_entry_is_overwritten_is_not_taken_for_an_options_dic
     assert "not fixed" in out.stderr, out.stderr
 
 
-# A compile without an output path returns a .so in inductor's own folder, beside its C++ source
-# and kernels. A public Modal job copied that folder's files for a C plugin: migrated, it would
-# copy whatever shares the .pt2's folder instead.
+# A compile returns a path; its folder and its stem name the same files after the migration
+# (measured on torch 2.13: without package_path the new call writes `<h>.wrapper.pt2` into an
+# inductor folder that also holds `<h>.wrapper.so` and `<h>.wrapper.cpp`; `splitext(p)[0]` is the
+# same for `.so` and `.pt2`: tests/torch/projects/migration/returned_folder runs it). What still
+# uses the path as the .so itself is refused, and said.
 RETURNED = """
     import os, shutil
     import torch
@@ -846,12 +848,9 @@ RETURNED = """
 
 def test_the_returned_path_used_as_the_old_output_is_refused_and_named(tmp_path):
     uses = {
-        'for f in os.listdir(os.path.dirname(so_path)): shutil.copy2(os.path.join(os.path.dirname(so_path), f), "/mnt")':
-            "`os.path.dirname(so_path)` (build.py:9) names inductor's folder beside the .so",
         'shutil.copy(so_path, "/srv/models/model.so")':
             '`shutil.copy(so_path, "/srv/models/model.so")` (build.py:9) copies or moves the .so elsewhere',
-        'cpp = open(os.path.splitext(so_path)[0] + ".cpp").read()':
-            "`os.path.splitext(so_path)` (build.py:9) takes the .so's name apart",
+        'ext = os.path.splitext(so_path)[1]': "`os.path.splitext(so_path)` (build.py:9) reads its extension apart",
         'lib = ctypes.CDLL(so_path)': "loads it as a shared library",
         'cpp = so_path.replace(".so", ".cpp")': "takes the path apart as a string",
     }
@@ -862,6 +861,20 @@ def test_the_returned_path_used_as_the_old_output_is_refused_and_named(tmp_path)
         assert out.returncode == 1 and out.stdout == "", (use, out.stdout)
         assert "its result is also used as the old .so: " + why.split(" (")[0] in out.stderr or why in out.stderr, \
             (use, out.stderr)
+
+
+def test_the_returned_paths_folder_and_stem_migrate(tmp_path):
+    """remaster's copy of the compile's folder, and the C++ source read beside it, name the
+    same files once the compile writes a package: migrated, nothing refused."""
+    uses = ['for f in os.listdir(os.path.dirname(so_path)): shutil.copy2(os.path.join(os.path.dirname(so_path), f), "/mnt")',
+            'cpp = open(os.path.splitext(so_path)[0] + ".cpp").read()',
+            'folder, name = os.path.split(so_path)']
+    for k, use in enumerate(uses):
+        root = _project(tmp_path / str(k), {"build.py": RETURNED.replace("USE", use)})
+        out = _diff(root)
+        assert out.returncode == 1 and "not fixed" not in out.stderr, (use, out.stderr)
+        assert "aoti_compile_and_package(exported" in out.stdout and "aoti_load_package(so_path" in out.stdout, \
+            (use, out.stdout)
 
 
 def test_the_returned_path_only_named_sized_and_loaded_migrates(tmp_path):

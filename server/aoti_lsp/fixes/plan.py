@@ -583,20 +583,35 @@ def _own_function(ctx, name: str) -> bool:
 
 # what a program can do with the path an old compile without an output path returns (a .so in
 # inductor's own folder, beside its C++ source and kernels) that a .pt2 does not support
+# What the compile's path may not be given to once it names a .pt2. Its folder and its stem are
+# not here: measured on torch 2.13 (CPU), aoti_compile_and_package without package_path writes
+# `<h>.wrapper.pt2` into an inductor folder that holds `<h>.wrapper.so` (aot_load runs it, same
+# outputs), `<h>.wrapper.cpp`, the kernels' C++ and metadata, as the old call's folder did; and
+# `os.path.splitext(p)[0]` is the same stem for `x.so` and `x.pt2`. Copying that folder's files
+# (seantempesta/remaster) or reading `splitext(p)[0] + ".cpp"` work the same after the migration.
 OLD_OUTPUT_USES = {
     **dict.fromkeys(("os.path.dirname", "os.path.split", "posixpath.dirname", "posixpath.split"),
-                    "names inductor's folder beside the .so (its C++ source, its kernels): a package's holds none of it"),
+                    lambda call: None),  # its folder: what is done with that folder is no use of the path
     **dict.fromkeys(("os.path.splitext", "posixpath.splitext"),
-                    "takes the .so's name apart (its .cpp beside it): a package has no such siblings"),
+                    lambda call: None if _stem_only(call) else "reads its extension apart: it becomes .pt2"),
     **dict.fromkeys(("shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.move", "os.rename", "os.replace"),
                     "copies or moves the .so elsewhere: whatever loads it there must change with it, and is not seen here"),
 }
 
 
+def _stem_only(call: Node) -> bool:
+    """`os.path.splitext(p)[0]`: the part before the extension alone."""
+    parent = call.parent
+    if parent is None or parent.type != "subscript" or parent.child_by_field_name("value") != call:
+        return False
+    index = parent.child_by_field_name("subscript")
+    return index is not None and index.type == "integer" and index.text == b"0"
+
+
 def _old_output_uses(ctx, site) -> None:
     """Raises where the compile's value is used as the old output, not only loaded or named
-    (`os.path.dirname(so_path)` then its files copied for a C++ plugin; `shutil.copy(so_path,
-    "model.so")`; `ctypes.CDLL(so_path)`; `so_path.replace(".so", ".cpp")`)."""
+    (`shutil.copy(so_path, "model.so")`; `ctypes.CDLL(so_path)`; `so_path.replace(".so", ".cpp")`;
+    `os.path.splitext(so_path)[1]`)."""
     for value in ctx.facts.flows(site.call):
         found = _misuse(ctx, value, OLD_OUTPUT_USES)
         if found is not None:
@@ -1283,10 +1298,11 @@ def _reads_as_path(ctx, ident: Node) -> bool:
     return _misuse(ctx, ident, {}) is None
 
 
-def _misuse(ctx, node: Node, calls: dict[str, str]) -> tuple[Node, str] | None:
+def _misuse(ctx, node: Node, calls: dict) -> tuple[Node, str] | None:
     """(the expression, why) where the path `node` is, inside the expression it stands in, taken
-    apart as a string, loaded as a shared library, or given to one of `calls` (qualname -> why);
-    None where it only names the artifact."""
+    apart as a string, loaded as a shared library, or given to one of `calls` (qualname -> why,
+    or a function of the call that says why, None where that spelling is harmless); None where
+    it only names the artifact."""
     while node.parent is not None and node.parent.type in ("parenthesized_expression", "argument_list",
                                                            "keyword_argument", "attribute", "subscript", "call"):
         parent = node.parent
@@ -1299,8 +1315,13 @@ def _misuse(ctx, node: Node, calls: dict[str, str]) -> tuple[Node, str] | None:
             qualname = ctx.facts.qualname(parent)
             if qualname in LIBRARY_LOADS:
                 return parent, "loads it as a shared library"
-            if qualname in calls:
-                return parent, calls[qualname]
+            why = calls.get(qualname)
+            if callable(why):  # a use that breaks only in some spellings: None where it does not
+                why = why(parent)
+                if why is None:
+                    return None  # what it made of the path (a stem) is no longer the path
+            if why is not None:
+                return parent, why
         node = parent
     return None
 

@@ -119,9 +119,11 @@ given to a function: compiling `ep` in its place would drop the change, measured
 True}):` (or that decorator) around the call whose result is read (the old call returns a list of
 files there); the path constant is also loaded as a
 shared library (`ctypes.CDLL`) or taken apart as a string (`.replace(".so", ...)`); the path a
-compile without an output path returns (a .so in inductor's folder, beside its C++ source) used
-as that .so: its folder (`os.path.dirname`), its name taken apart (`os.path.splitext`), copied or
-moved (`shutil.copy`), loaded with `ctypes`; a name holding the path (known only at run time)
+compile returns used as that .so: copied or moved (`shutil.copy`), loaded with `ctypes`, its
+extension read (`os.path.splitext(p)[1]`) (its folder and its stem are no reason: without an
+output path the new call writes `<h>.wrapper.pt2` into an inductor folder that also holds
+`<h>.wrapper.so` and its C++, as the old call's did; measured on torch 2.13, seantempesta/remaster
+copies that folder's files); a name holding the path (known only at run time)
 that the same code also opens with a private runner (`torch._C._aoti.AOTIModelContainerRunnerCpu`,
 which opens only a `.so`, as Intel's DLRM example does); an options
 variable that is also read elsewhere (passed on, printed, updated from another dict whose keys are
