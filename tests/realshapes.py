@@ -56,6 +56,9 @@ SHAPES = [
     # the compile's folder copied and its C++ read beside it (seantempesta/remaster): the package's
     # folder holds the same files
     Shape("returned_folder", (("run.py",),)),
+    # a helper compiles to the path its one caller passes, a command-line option's .so default
+    # (umut-kocak/PyTorchDemos): the default renamed, the caller's loader migrated with it
+    Shape("helper_argument", (("main.py",),)),
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),

@@ -97,7 +97,7 @@ def test_files_python_rejects_are_not_rewritten(tmp_path, bad, kind, capsys):
     data = (BODY + bad).encode()
     code, out = fix(tmp_path, "m.py", data)
     assert out == data
-    assert f"not fixed: Python cannot compile it ({kind}" in capsys.readouterr().err
+    assert f"not fixed: Python {sys.version_info[0]}.{sys.version_info[1]} cannot compile it ({kind}" in capsys.readouterr().err
     assert code == 1  # findings remain; no internal error
 
 

@@ -1371,3 +1371,54 @@ def test_what_a_decorator_wraps_is_a_function_and_is_refused_so(tmp_path):
             return decorator
     """)})
     assert "what the decorator" not in _diff(root2).stderr
+
+
+# umut-kocak/PyTorchDemos: a helper compiles to the path its one caller passes (an argparse
+# option whose default ends in .so), and the caller loads that path after the call. Run on torch
+# by tests/torch/projects/migration/helper_argument.
+HELPER_ARGUMENT = """
+    import argparse, os
+    import torch
+    DEFAULT = "net.so"
+    def get_args():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--out-name", default=DEFAULT)
+        return parser.parse_args()
+    def export_model(model, x, out_file):
+        ep = torch.export.export(model, (x,))
+        torch._inductor.aot_compile(ep.module(), (x,), options={"aot_inductor.output_path": out_file})
+    def main(model, x):
+        args = get_args()
+        out_path = os.path.join(os.getcwd(), args.out_name)
+        export_model(model, x, out_path)
+        SECOND
+        runner = torch._export.aot_load(out_path, device="cpu")
+        return runner(x)
+"""
+
+
+def test_a_path_passed_to_the_compiling_helper_and_loaded_after_migrates(tmp_path):
+    # another file spelling the name only inside a longer one calls nothing (PyTorchDemos' demoExport)
+    root = _project(tmp_path, {"main.py": HELPER_ARGUMENT.replace("SECOND", "pass"),
+                               "other.py": "def export_model_examples():\n    pass\n\n\nexport_model_examples()\n"})
+    out = _diff(root)
+    assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
+    assert '-DEFAULT = "net.so"\n+DEFAULT = "net.pt2"' in out.stdout, out.stdout
+    assert "aoti_compile_and_package(ep, package_path=out_file)" in out.stdout, out.stdout
+    assert "+    runner = torch._inductor.aoti_load_package(out_path)" in out.stdout, out.stdout
+    check = subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "--no-cache", "--output-format", "json", "."],
+                           cwd=root, capture_output=True, text=True, timeout=120)
+    titles = {f["fix"]["message"] for f in json.loads(check.stdout) if f["code"] in ("AOTI001", "AOTI002")}
+    assert len(titles) == 1 and "a path given as `--out-name` must end in .pt2 too" in titles.pop(), check.stdout
+
+
+def test_a_compiling_helper_called_twice_is_the_users_call(tmp_path):
+    """Its path is what each caller passes: the loader of one call says nothing of the other's."""
+    text = HELPER_ARGUMENT.replace("SECOND", 'export_model(model, x, "/srv/other.so")')
+    root = _project(tmp_path, {"main.py": text})
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == "", out.stdout
+    assert "not fixed" in out.stderr and "known only at run time" in out.stderr, out.stderr
+    # the loader's reason names the call that writes its path, never "nothing writes it"
+    assert "`export_model(model, x, out_path)` (main.py:14) writes it with the compile at main.py:10" in out.stderr
+    assert "nothing in the project writes it" not in out.stderr, out.stderr

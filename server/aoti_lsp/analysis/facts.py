@@ -414,6 +414,34 @@ class Facts:
                 return p.child_by_field_name("value")
         return None
 
+    def option(self, node: Node) -> tuple[str, Node] | None:
+        """(`--out-dir`, its default's expression) where `node` is `args.out_dir` and this file
+        declares that command-line option once (argparse's `add_argument`, its dest as argparse
+        derives it, or `dest=`) with a `default=`: the value a run without the option gets (a
+        run given it gets another)."""
+        obj = node.child_by_field_name("object") if node.type == "attribute" else None
+        if obj is None or obj.type != "identifier" or not self.idents("parse_args"):
+            return None
+        dest = node.child_by_field_name("attribute").text.decode()
+        found = []
+        for ident in self.idents("add_argument"):
+            attr = ident.parent
+            call = attr.parent if attr is not None and attr.type == "attribute" else None
+            if call is None or call.type != "call" or call.child_by_field_name("function") != attr:
+                continue
+            args = call.child_by_field_name("arguments").named_children
+            names = [v for a in args if a.type == "string" and (v := self.str_value(a, call.start_byte)) is not None]
+            keywords = {a.child_by_field_name("name").text: a.child_by_field_name("value")
+                        for a in args if a.type == "keyword_argument"}
+            given = keywords.get(b"dest")
+            longs = [n for n in names if n.startswith("--")]
+            flag = longs[0] if longs else names[0] if names else None
+            own = self.str_value(given, call.start_byte) if given is not None else \
+                flag.lstrip("-").replace("-", "_") if flag else None
+            if own == dest:
+                found.append((flag or dest, keywords.get(b"default")))
+        return found[0] if len(found) == 1 and found[0][1] is not None else None
+
     # -- constants --------------------------------------------------------------------------
     def int_value(self, node: Node | None, at: int, depth: int = 0) -> int | None:
         node = self.deref(node, at, depth)
@@ -620,7 +648,10 @@ class Facts:
                 return self.tail(default, default.start_byte, depth + 1)
             return self.imported(node)
         if node.type == "attribute":
-            return self.imported(node)
+            found = self.imported(node)
+            if found is None and (option := self.option(node)) is not None:  # `args.out`: its default's end
+                return self.tail(option[1], option[1].start_byte, depth + 1)
+            return found
         if node.type == "string":
             parts = [c for c in node.named_children if c.type not in ("string_start", "string_end")]
             if parts and parts[-1].type == "string_content":

@@ -8,7 +8,7 @@ from aoti_lsp.analysis import budget
 from aoti_lsp.project.config import Config
 from aoti_lsp.analysis.engine import analyze
 from aoti_lsp.analysis.findings import Edit, Finding, Fix, applicable
-from aoti_lsp.fixes.layout import adapt, compile_error
+from aoti_lsp.fixes.layout import adapt, compile_error, not_compiled
 from aoti_lsp.analysis.records import record
 from aoti_lsp.analysis.source import Source
 
@@ -90,7 +90,7 @@ def _fix_source(source: Source, config: Config | None, unsafe: bool, project) ->
     why = compile_error(data, source.path)
     if why is not None:
         result = analyze(source, config, project=project)
-        return FixResult(data, 0, result.findings, [*result.errors, f"{source.path}: not fixed: Python cannot compile it ({why})"])
+        return FixResult(data, 0, result.findings, [*result.errors, not_compiled(source.path, why)])
     for _ in range(MAX_PASSES):
         current = Source(data, source.path)
         result = analyze(current, config, project=project)

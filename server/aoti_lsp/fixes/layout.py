@@ -70,6 +70,14 @@ def adapt(data: bytes, edits) -> list[Edit]:
     return out
 
 
+def not_compiled(path: str, why: str) -> str:
+    """Why a file was left as it is: this Python rejects it (its version named: a file of newer
+    syntax than the Python running aoti-lsp, a 3.12 f-string under 3.11, compiles where the project runs)."""
+    import sys
+
+    return f"{path}: not fixed: Python {sys.version_info[0]}.{sys.version_info[1]} cannot compile it ({why})"
+
+
 def compile_error(data: bytes, path: str = "<string>") -> str | None:
     """Why Python would not compile `data` (None: it compiles). IndentationError, TabError and
     nesting too deep are caught here, where tree-sitter's error recovery lets them through.

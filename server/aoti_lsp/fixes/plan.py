@@ -303,11 +303,19 @@ def _plan(ctx, call: Node) -> Plan:
                 raise CannotFix(f"the path {what} is known only at run time and no compile of the project "
                                 f"writes it: migrate this loader together with the program that does ({PAGE})")
             writer = _spelt_alike_compile(ctx, load_site)
-            if writer is not None:  # a compile of its scope spells the same path: its plan takes this loader
+            helper = _helper_writing(ctx, load_site) if writer is None else None
+            if writer is None and helper is not None and helper[2]:
+                writer = helper[0]
+            if writer is not None:  # a compile of its scope (or a helper it called) writes the same path: its plan takes this loader
                 return _plan(ctx, writer.call)
             plan.loads.append(Member(ctx, call, load_site.qualname))
             plan.basis = _packages_only(ctx, load_site, node)
-            if plan.basis is None:
+            if plan.basis is None and helper is not None:
+                site, via, _ = helper
+                plan.outside = (f"the path {what} is known only at run time; `{ctx.source.node_text(via)[:50]}` "
+                                f"({_where(ctx, via)}) writes it with the compile at {_where(ctx, site.call)}, whose "
+                                "function is also called elsewhere: migrate that compile with this loader")
+            elif plan.basis is None:
                 plan.outside = (f"the path {what} is known only at run time and nothing in the project writes it: "
                                 "what it names must become a .pt2 written by aoti_compile_and_package")
             return plan
@@ -319,8 +327,15 @@ def _plan(ctx, call: Node) -> Plan:
         plan.loads += [Member(ctx, load.call, load.qualname) for load in alike]
         tail = _run_time_tail(ctx, node, owner.start_byte, plan)
         caller = _only_caller(ctx, compile_site) if tail is None else None
+        option = None
         if caller is not None:  # `def build(cache_path): aot_compile(..., output_path=str(cache_path))`
-            tail = _run_time_tail(ctx, _argument_for_path(ctx, compile_site, caller), caller.start_byte, plan)
+            given = _argument_for_path(ctx, compile_site, caller)
+            tail = _run_time_tail(ctx, given, caller.start_byte, plan)
+            taken = {m.call.id for m in plan.loads}
+            # `export_model(model, x, out)` then `aot_load(out)`: what the caller passed, loaded after the call
+            plan.loads += [Member(ctx, load.call, load.qualname) for load in _loads_after(ctx, caller, given)
+                           if load.call.id not in taken]
+            option = _option_of(ctx, given, caller.start_byte) if tail is not None else None
         for load in alike:  # a loader spelling the path again spells its .so again
             _run_time_tail(ctx, load.path_node, load.call.start_byte, plan)
         if _private_by_callers(ctx, compile_site, node):
@@ -336,7 +351,8 @@ def _plan(ctx, call: Node) -> Plan:
             other = _other_use(ctx, compile_site, plan)
             if other is None:
                 plan.basis = (f"the path {what} is known only at run time: it ends in .pt2 now, and this program "
-                              "loads what it writes")
+                              "loads what it writes" + (f"; a path given as {option} must end in .pt2 too"
+                                                        if option else ""))
                 return plan
             reader = other.parent
             while reader is not None and reader.type != "call" and reader.type not in _STATEMENTS:
@@ -574,6 +590,10 @@ def _called_here_only(ctx, name: str) -> bool:
 
 
 def _own_function(ctx, name: str) -> bool:
+    """Whether `name` in this file is only its own module-level function, or no name at all (spelt
+    inside another word, `export_model_examples`, or in a comment)."""
+    if not ctx.facts.idents(name):
+        return True
     names = ctx.names
     bindings = names.module.bindings.get(name, [])
     if len(bindings) != 1 or bindings[0].kind != DEF:
@@ -581,8 +601,6 @@ def _own_function(ctx, name: str) -> bool:
     return all(names.lookup(name, i.start_byte, names.scope_of(i)) is bindings[0] for i in ctx.facts.idents(name))
 
 
-# what a program can do with the path an old compile without an output path returns (a .so in
-# inductor's own folder, beside its C++ source and kernels) that a .pt2 does not support
 # What the compile's path may not be given to once it names a .pt2. Its folder and its stem are
 # not here: measured on torch 2.13 (CPU), aoti_compile_and_package without package_path writes
 # `<h>.wrapper.pt2` into an inductor folder that holds `<h>.wrapper.so` (aot_load runs it, same
@@ -717,6 +735,52 @@ def _spelt_alike_loads(ctx, site) -> list:
     return [load for load in ctx.facts.loads if load.qualname in OLD_LOAD and load.path_node is not None
             and not site.call.start_byte <= load.call.start_byte < site.call.end_byte
             and _spelt_alike(ctx, path, load.path_node)]
+
+
+def _loads_after(ctx, call: Node, given: Node | None) -> list:
+    """The old loaders after `call` whose path is spelt as `given`, what `call` passed (the same
+    binding, in the same scope): what the called function wrote there, loaded by its caller."""
+    if given is None:
+        return []
+    return [load for load in ctx.facts.loads if load.qualname in OLD_LOAD and load.path_node is not None
+            and load.call.start_byte >= call.end_byte and _spelt_alike(ctx, given, load.path_node)]
+
+
+def _helper_writing(ctx, load):
+    """(the old compile, the call, whether that call is its function's only one) where a call
+    before `load` of a function of this file whose compile writes to its path parameter passes
+    the path `load` reads (PyTorchDemos: `export_model(model, x, output_model_path)`, then
+    `aot_load(output_model_path)`). None where no such call is seen."""
+    for site in ctx.facts.compiles:
+        found = _path_parameter(ctx, site) if site.qualname in OLD_COMPILE and site.path_node is not None else None
+        if found is None:
+            continue
+        only = _only_caller(ctx, site)
+        for call in ctx.facts.calls_named(found[0].child_by_field_name("name").text.decode()):
+            if call.end_byte <= load.call.start_byte and any(
+                    other.call.id == load.call.id for other in _loads_after(ctx, call, _argument_for_path(ctx, site, call))):
+                return site, call, call is only or (only is not None and call.id == only.id)
+    return None
+
+
+def _option_of(ctx, node: Node | None, at: int, depth: int = 0) -> str | None:
+    """The command-line option (`--out`) a path's end comes from, where it does: `args.out`,
+    through names, `os.path.join(d, args.out)`, `str()`, `+` (facts.option)."""
+    node = unwrap(node)
+    if node is None or depth > 8:
+        return None
+    if node.type == "identifier":
+        found = ctx.facts.binding_value(node, at)
+        return _option_of(ctx, found[0], found[1].at, depth + 1) if found is not None else None
+    if node.type == "attribute":
+        found = ctx.facts.option(node)
+        return f"`{found[0]}`" if found is not None else None
+    if node.type == "binary_operator":
+        return _option_of(ctx, node.child_by_field_name("right"), at, depth + 1)
+    if node.type == "call":
+        args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+        return _option_of(ctx, args[-1], at, depth + 1) if args else None
+    return None
 
 
 def _spelt_alike_compile(ctx, load):

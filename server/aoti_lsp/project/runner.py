@@ -310,7 +310,7 @@ def _fix(results, cfg, unsafe: bool, project, stats: dict):
     """`project()`: the project's summaries (built when first asked for)."""
     from aoti_lsp.analysis.source import Source
     from aoti_lsp.fixes.fixer import applicable
-    from aoti_lsp.fixes.layout import compile_error
+    from aoti_lsp.fixes.layout import compile_error, not_compiled
     from aoti_lsp.fixes.project_fix import fix_project
 
     out, sources = [], []
@@ -319,7 +319,7 @@ def _fix(results, cfg, unsafe: bool, project, stats: dict):
         if old is None or not any(applicable(f.fix, unsafe) for f in findings):
             out.append(row)
         elif (why := compile_error(old, path)) is not None:  # Python rejects it: never rewritten
-            out.append((path, old, None, findings, [*errs, f"{path}: not fixed: Python cannot compile it ({why})"]))
+            out.append((path, old, None, findings, [*errs, not_compiled(path, why)]))
         else:
             sources.append(Source(old, path))
     if sources:

@@ -78,7 +78,13 @@ refuses any other: measured) and `--fix --unsafe-fixes` migrates it; a loader of
 spells the same path, before the compile too (a cache probed in a `try`, rebuilt in its `except`:
 nfdi-demonstrator), is migrated with it (`tests/torch/projects/migration/cache_probe`); so is a
 helper compiling to the path its one caller gives it, where that caller probes the cache and loads
-what either branch holds (inference-benchmarks: `tests/torch/projects/migration/cache_helper`).
+what either branch holds (inference-benchmarks: `tests/torch/projects/migration/cache_helper`), and a
+helper compiling to the path its one caller passes and loads after the call (umut-kocak/PyTorchDemos:
+`export_model(model, x, out_path)`, then `aot_load(out_path)`), the path's `.so` written as the
+default of a command-line option (`parser.add_argument("--out", default="m.so")`, read as
+`args.out`): the default is renamed and the title says a path given as `--out` must end in .pt2
+too (`tests/torch/projects/migration/helper_argument`). Where that helper is called more than
+once, its loader's reason names the call that writes its path.
 Where the build also reads what it wrote (sizes the `.so`, audits the files beside it, prints where
 it is for another program: geoeo/depthsplat), the title names that read; a log line
 (`log.info("saved", path=so)`) is for a person, not a reader. Otherwise, where nothing in the
