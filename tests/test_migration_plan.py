@@ -94,7 +94,7 @@ BLOCKED = {
             runner = torch._export.aot_load(OUT, "cpu")
         """,
     },
-    # nothing in the project writes the .so this loads
+    # no compile of the project writes the .so this loads
     "producer_outside": {
         "serve.py": """
             import torch
@@ -116,7 +116,7 @@ def test_blocked_plans_leave_every_file_untouched_and_say_why(tmp_path, name):
     assert deprecated and all(
         (f["fix"] is None and any("no automatic fix" in r["message"] for r in f["related"]))
         or (f["fix"]["applicability"] == "display-only"
-            and ("outside the project" in f["fix"]["message"] or "nothing in the project" in f["fix"]["message"]))
+            and ("outside the project" in f["fix"]["message"] or "no compile of the project" in f["fix"]["message"]))
         for f in deprecated), deprecated
 
 

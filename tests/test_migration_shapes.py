@@ -437,7 +437,7 @@ def test_a_loader_alone_is_offered_in_the_editor_with_what_its_producer_must_do(
     src = (root / "utils.py").read_text()
     fix = analyze(Source.from_text(src, str(root / "utils.py")), Config()).findings[0].fix
     assert fix.applicability.value == "display-only"
-    assert "nothing in the project writes it: what it names must become a .pt2" in fix.title
+    assert "no compile of the project writes it: what it names must become a .pt2" in fix.title
     assert [e.text for e in fix.edits] == ["torch._inductor.aoti_load_package(path)"]
 
 
@@ -1326,7 +1326,7 @@ def test_a_run_time_path_spelt_again_at_the_loader_is_one_artifact(tmp_path, bet
     found = analyze(Source.from_text(path.read_text(), str(path)), Config()).findings
     compile_fix, load_fix = found[0].fix, found[1].fix
     if between:
-        assert "nothing in the project writes it" in load_fix.title
+        assert "no compile of the project writes it" in load_fix.title
         assert compile_fix.title != load_fix.title
         return
     assert compile_fix.title == load_fix.title and compile_fix.applicability.value == "display-only"
@@ -1421,4 +1421,4 @@ def test_a_compiling_helper_called_twice_is_the_users_call(tmp_path):
     assert "not fixed" in out.stderr and "known only at run time" in out.stderr, out.stderr
     # the loader's reason names the call that writes its path, never "nothing writes it"
     assert "`export_model(model, x, out_path)` (main.py:14) writes it with the compile at main.py:10" in out.stderr
-    assert "nothing in the project writes it" not in out.stderr, out.stderr
+    assert "writes it: what it names" not in out.stderr, out.stderr

@@ -316,7 +316,7 @@ def _plan(ctx, call: Node) -> Plan:
                                 f"({_where(ctx, via)}) writes it with the compile at {_where(ctx, site.call)}, whose "
                                 "function is also called elsewhere: migrate that compile with this loader")
             elif plan.basis is None:
-                plan.outside = (f"the path {what} is known only at run time and nothing in the project writes it: "
+                plan.outside = (f"the path {what} is known only at run time and no compile of the project writes it: "
                                 "what it names must become a .pt2 written by aoti_compile_and_package")
             return plan
         _opened_otherwise(ctx, node)
@@ -372,7 +372,7 @@ def _plan(ctx, call: Node) -> Plan:
         if not any(m.qualname in OLD_LOAD for m in plan.loads):
             raise CannotFix(f"no compile in the project writes {what}: migrate this loader together with the "
                             f"aot_compile that does ({PAGE})")
-        plan.outside = (f"nothing in the project writes {what}: the program that does must write a .pt2 "
+        plan.outside = (f"no compile of the project writes {what}: the program that does must write a .pt2 "
                         "with aoti_compile_and_package")
         return plan
     if not plan.compiles and not any(m.qualname in OLD_LOAD for m in plan.loads):
