@@ -59,6 +59,10 @@ SHAPES = [
     # a helper compiles to the path its one caller passes, a command-line option's .so default
     # (umut-kocak/PyTorchDemos): the default renamed, the caller's loader migrated with it
     Shape("helper_argument", (("main.py",),)),
+    # `aot_compile(ep.module(), *ep.example_inputs)` (zhxchen17/torchnative): the program compiled itself
+    Shape("program_inputs", (("run.py",),)),
+    # a program of torch.export._trace._export_for_training (torchnative's wip/simple_aoti.py)
+    Shape("training_program", (("run.py",),)),
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),

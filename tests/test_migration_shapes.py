@@ -1422,3 +1422,69 @@ def test_a_compiling_helper_called_twice_is_the_users_call(tmp_path):
     # the loader's reason names the call that writes its path, never "nothing writes it"
     assert "`export_model(model, x, out_path)` (main.py:14) writes it with the compile at main.py:10" in out.stderr
     assert "writes it: what it names" not in out.stderr, out.stderr
+
+
+# zhxchen17/torchnative: `aot_compile(ep.module(), *ep.example_inputs)`, the program's own (args,
+# kwargs) spread in. Run on torch by tests/torch/projects/migration/program_inputs.
+PROGRAM_INPUTS = """
+    import torch
+    def build(model, x, other):
+        ep = torch.export.export(model, (x,))
+        so = torch._inductor.aot_compile(MODEL, SPLAT)
+        return torch._export.aot_load(so, "cpu")(x)
+"""
+
+
+def test_a_programs_own_example_inputs_spread_in_compile_the_program(tmp_path):
+    root = _project(tmp_path, {"m.py": PROGRAM_INPUTS.replace("MODEL", "ep.module()").replace("SPLAT", "*ep.example_inputs")})
+    out = _diff(root)
+    assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
+    assert "+    so = torch._inductor.aoti_compile_and_package(ep)" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("model, splat, why", [
+    ("ep.module()", "*other.example_inputs", "it passes *args/**kwargs"),  # another program's inputs
+    ("other.module()", "*other.example_inputs", "`*other.example_inputs` of something this analysis cannot tell"),
+    ("ep.module()", "*ep.example_inputs[0]", "it passes *args/**kwargs"),
+])
+def test_other_spread_inputs_stay_refused_and_say_why(tmp_path, model, splat, why):
+    root = _project(tmp_path, {"m.py": PROGRAM_INPUTS.replace("MODEL", model).replace("SPLAT", splat)})
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == "", out.stdout
+    assert why in out.stderr, out.stderr
+
+
+# zhxchen17/torchnative's whisper_aoti: each compile's path handed to a method of a builder of
+# the same file (which copies the .so for a Rust program) — a reader the plan does not read; and
+# wip/flux_aoti.py: the paths printed in a command for a sibling script, which loads argv.
+def test_a_path_given_to_a_local_objects_method_is_the_users_call(tmp_path):
+    root = _project(tmp_path, {"export.py": """
+        import torch
+        class Builder:
+            def add_library(self, name, so_path):
+                self.so = so_path
+        ep = torch.export.export(model, (x,))
+        so = torch._inductor.aot_compile(ep.module(), *ep.example_inputs)
+        builder = Builder()
+        builder.add_library("enc", so)
+    """})
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == "", out.stdout
+    assert "gives it to `builder.add_library` (export.py:8), which this analysis does not read" in out.stderr, out.stderr
+
+
+def test_a_path_printed_in_a_command_for_another_script_is_the_users_call(tmp_path):
+    root = _project(tmp_path, {"build.py": """
+        import torch
+        ep = torch.export.export(model, (x,))
+        so = torch._inductor.aot_compile(ep.module(), *ep.example_inputs)
+        print(f"python serve_test.py {so}")
+    """, "serve_test.py": "import sys, torch\nrunner = torch._export.aot_load(sys.argv[1], 'cuda')\n"})
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == "", out.stdout
+    assert "its path is written into a command for `serve_test.py` (build.py:4)" in out.stderr, out.stderr
+    # a line for a person (remaster's `print(f"Output: {so_path}")`) is not a command
+    (root / "build.py").write_text((root / "build.py").read_text().replace("python serve_test.py", "Output:"))
+    (root / "serve_test.py").unlink()
+    out = _diff(root)
+    assert out.returncode == 1 and "aoti_compile_and_package(ep)" in out.stdout and "not fixed" not in out.stderr, out.stderr

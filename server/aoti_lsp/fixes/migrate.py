@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 EXPORT = "torch.export.export"
 # calls that return an ExportedProgram: `X.module()` of one is compiled as `X`, never re-exported
 PROGRAMS = {"torch.export.export", "torch.export.load", "torch.export.export_for_training", "torch._export.export",
-            "torch.export._trace._export"}
+            "torch.export._trace._export", "torch.export._trace._export_for_training"}
 # calls whose value depends only on their arguments (and the cwd): a path built from them can move
 PURE = {"os.path.join", "posixpath.join", "os.path.abspath", "os.path.realpath", "os.path.expanduser",
         "os.fspath", "os.getcwd", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "str"}
@@ -87,7 +87,11 @@ def _args(call_text: str, names: list[str]) -> tuple[cst.Call, dict[str, tuple[c
     assert isinstance(call, cst.Call)
     bound: dict[str, tuple[cst.Arg, bool]] = {}
     positional = 0
-    for arg in call.args:
+    for k, arg in enumerate(call.args):
+        if k == 1 and arg.star == "*" and _program_inputs(_code(call.args[0].value), _code(arg.value)):
+            bound[names[1]] = (arg, True)  # `*ep.example_inputs` beside `ep.module()`: the program's own inputs
+            positional += 1
+            continue
         if arg.star:
             raise CannotFix("it passes *args/**kwargs")
         if arg.keyword is None:
@@ -98,6 +102,23 @@ def _args(call_text: str, names: list[str]) -> tuple[cst.Call, dict[str, tuple[c
         else:
             bound[arg.keyword.value] = (arg, False)
     return call, bound
+
+
+def _splat_needs_program(bound: dict, program: Node | None) -> None:
+    """`*X.example_inputs` is only read as the program's inputs where X is known to be one (the
+    migration compiles X); otherwise it would be re-exported with the splat's pair as its args."""
+    args = bound.get("args")
+    if program is None and args is not None and args[0].type == "list_splat":
+        raise CannotFix(f"it passes `{args[0].text.decode()[:40]}` of something this analysis cannot tell is an "
+                        "ExportedProgram")
+
+
+def _program_inputs(model: str, splat: str) -> bool:
+    """`aot_compile(ep.module(), *ep.example_inputs)` (zhxchen17/torchnative): the splat is the
+    example inputs of the program whose module is compiled, (args, kwargs) exactly as the old call
+    binds them; the migration compiles that program, which holds them. Spelt with the same name."""
+    model, splat = "".join(model.split()), "".join(splat.split())
+    return splat.endswith(".example_inputs") and model == splat[: -len(".example_inputs")] + ".module()"
 
 
 # the kinds of argument libcst binds: what `_args` makes of a call, read from tree-sitter
@@ -133,7 +154,12 @@ def _ts_args(call: Node, names: list[str]) -> dict[str, tuple[Node, bool]]:
             raise Unsure(f"a {a.type} argument where libcst may read the call otherwise")
     bound: dict[str, tuple[Node, bool]] = {}
     positional = 0
-    for a in items:
+    for k, a in enumerate(items):
+        if k == 1 and a.type == "list_splat" and items[0].type not in _SPLATS + ("keyword_argument",) \
+                and a.named_children and _program_inputs(items[0].text.decode(), a.named_children[0].text.decode()):
+            bound[names[1]] = (a, True)  # `*ep.example_inputs` beside `ep.module()`: the program's own inputs
+            positional += 1
+            continue
         if a.type in _SPLATS:
             raise CannotFix("it passes *args/**kwargs")
         if a.type != "keyword_argument":
@@ -215,6 +241,7 @@ def compile_check(ctx, call: Node, qualname: str) -> None:
     keywords_check(bound, qualname)
     model_node, positional = bound[first]
     program = program_of(ctx, model_node)
+    _splat_needs_program(bound, program)
     if program is not None:
         static_program_dims(ctx, call, program, bound.get("dynamic_shapes", (None,))[0])
     if program is None and bound_program(ctx, model_node) is None:
@@ -367,6 +394,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     keywords_check(ts_bound, qualname)
     model_node = ts_bound[first][0]
     program = program_of(ctx, model_node)
+    _splat_needs_program(ts_bound, program)
     hoisted: list[Edit] = []
     if program is None and (found := bound_program(ctx, model_node)) is not None:
         program, export_stmt = found

@@ -21,7 +21,7 @@ from aoti_lsp.analysis import findings
 from aoti_lsp.analysis.facts import LOADS, NEW_COMPILE, NEW_LOAD, OLD_COMPILE, OLD_LOAD, PRIVATE, REF, bind, unwrap
 from aoti_lsp.analysis.findings import Applicability, Edit, Fix, LazyFix
 from aoti_lsp.analysis.records import record
-from aoti_lsp.analysis.names import DEF, LOCAL, positional_names
+from aoti_lsp.analysis.names import DEF, IMPORT, LOCAL, positional_names
 from aoti_lsp.analysis.source import absolute, statement_of
 from aoti_lsp.analysis.treesitter import Node
 from aoti_lsp.fixes.mentions import mentioning, tree
@@ -650,11 +650,41 @@ def _unread_reader(ctx, site) -> str | None:
         if node.parent is None or node.parent.type != "argument_list":
             continue
         call = node.parent.parent
-        qualname = ctx.facts.qualname(call)
+        qualname = ctx.facts.qualname(call) or _local_method(ctx, call)
         if qualname is None or qualname.split(".")[0] in _KNOWN_MODULES or _logs(call):
             continue
         return (f"gives it to `{qualname}` ({_where(ctx, call)}), which this analysis does not read: "
                 "that must read the .pt2 the new call writes")
+    return _printed_command(ctx, site)
+
+
+def _local_method(ctx, call: Node) -> str | None:
+    """`builder.add_library` of `builder.add_library("enc", so)`: a method of an object bound in
+    the project's code (zhxchen17/torchnative's PackageBuilder copies the .so it is given for a
+    Rust program), whose body the plan does not read. None for anything else."""
+    func = call.child_by_field_name("function")
+    obj = func.child_by_field_name("object") if func is not None and func.type == "attribute" else None
+    if obj is None or obj.type != "identifier":
+        return None
+    binding = ctx.names.lookup(obj.text.decode(), obj.start_byte, ctx.names.scope_of(obj))
+    return func.text.decode() if binding is not None and binding.kind != IMPORT else None
+
+
+_SCRIPT = lazyre.compile(rb"[\w./-]+\.py\b")
+
+
+def _printed_command(ctx, site) -> str | None:
+    """The title note where the compile's path is written into a string that names a Python script
+    (`print(f"python flux_test.py {fmodel_path}")`, zhxchen17/torchnative): a command handing it to
+    another program, which must load the .pt2."""
+    for value in ctx.facts.flows(site.call):
+        node = value.parent
+        if node is None or node.type != "interpolation" or node.parent is None:
+            continue
+        script = _SCRIPT.search(node.parent.text)
+        if script is not None:
+            return (f"its path is written into a command for `{script.group().decode()}` ({_where(ctx, node)}): "
+                    "that program must load the .pt2 with aoti_load_package")
     return None
 
 

@@ -44,7 +44,8 @@ exported again**: `torch._inductor.aot_compile(ep.module(), ...)` of an `Exporte
 `ExportedProgram` and never rebound, or a name inside `if isinstance(ep, ExportedProgram):`) becomes `aoti_compile_and_package(ep, ...)`, which keeps `ep`'s dynamic dims (re-exporting
 `ep.module()` without `dynamic_shapes` makes every dim static: measured on torch 2.13 CPU, the package
 then gives wrong numbers for other batch sizes, without an error unless `AOTI_RUNTIME_CHECK_INPUTS=1`).
-The same holds for a graph module named first: `gm = ep.module()` then `aot_compile(gm, ...)`
+So does `aot_compile(ep.module(), *ep.example_inputs)`, the program's own (args, kwargs) spread in
+(zhxchen17/torchnative; another program's inputs, or a splat of anything else, is not read). The same holds for a graph module named first: `gm = ep.module()` then `aot_compile(gm, ...)`
 compiles `ep` (the same binding of `ep` at the compile), and `gm = torch.export.export(...).module()`
 names the program first (`ep = torch.export.export(...)`, `gm = ep.module()`), as PyTorch issues'
 reproductions write it. A result unpacked as torch 2.1 returned it (`so, exported =
@@ -94,8 +95,12 @@ saying what must change elsewhere: that reader must move to `aoti_load_package` 
 `AOTIModelPackageLoader`) in the same change, and a path given at run time must end in `.pt2`.
 Migrate both sides together; `--fix` never applies it. The same holds where the compile's
 result is given to a function imported from outside torch and the standard library (a vendor's
-own `load_package`, which opens the old call's `.so` or list of files; an artifact store): the
-title names that function, which must read the `.pt2` the new call writes. One loader of that kind is migrated by
+own `load_package`, which opens the old call's `.so` or list of files; an artifact store), or to
+a method of an object of the project's code whose body the plan does not read
+(`builder.add_library("enc", so)`: zhxchen17/torchnative's builder copies the `.so` for a Rust
+program): the title names that function, which must read the `.pt2` the new call writes; and where
+the path is written into a command for another script (`print(f"python flux_test.py {so}")`),
+the title names that script, which must load the `.pt2`. One loader of that kind is migrated by
 `--fix --unsafe-fixes`: a helper nothing in the project calls (`def aot_load(path): return
 torch._export.aot_load(path, "cuda")`) in a module whose compiles all write `.pt2` packages with
 `aoti_compile_and_package`: the old loader cannot open what that module makes (torch 2.13:
