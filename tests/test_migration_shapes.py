@@ -288,7 +288,8 @@ def test_refusals_name_the_blocking_expression_and_place(tmp_path):
     })
     err = _diff(root).stderr
     assert ("serve.py:2:10: AOTI002 not fixed: display-only fix, for the editor: Migrate to "
-            "torch._inductor.aoti_load_package (the path `sys.argv[1]` (serve.py:2) is known only") in err
+            "torch._inductor.aoti_load_package (the path `sys.argv[1]` (serve.py:2) comes from the command line; "
+            "what is given there must be a .pt2") in err
     assert "its options `opts` set aot_inductor.output_path and are also read at build.py:4" in err
     assert "None" not in err
 
@@ -1483,8 +1484,14 @@ def test_a_path_printed_in_a_command_for_another_script_is_the_users_call(tmp_pa
     out = _diff(root)
     assert out.returncode == 1 and out.stdout == "", out.stdout
     assert "its path is written into a command for `serve_test.py` (build.py:4)" in out.stderr, out.stderr
+    # the script's loader of argv names that compile (never "no compile of the project writes it")
+    assert ("serve_test.py:2:10: AOTI002 not fixed: display-only fix, for the editor: Migrate to "
+            "torch._inductor.aoti_load_package (the path `sys.argv[1]` (serve_test.py:2) comes from the command "
+            "line; the compile at build.py:3 writes what it makes into a command for this script") in out.stderr, out.stderr
     # a line for a person (remaster's `print(f"Output: {so_path}")`) is not a command
     (root / "build.py").write_text((root / "build.py").read_text().replace("python serve_test.py", "Output:"))
-    (root / "serve_test.py").unlink()
-    out = _diff(root)
+    out = _diff(root, "build.py")
     assert out.returncode == 1 and "aoti_compile_and_package(ep)" in out.stdout and "not fixed" not in out.stderr, out.stderr
+    (root / "build.py").unlink()  # the command's writer gone: what is given must be a .pt2
+    out = _diff(root)
+    assert "`sys.argv[1]` (serve_test.py:2) comes from the command line; what is given there must be a .pt2" in out.stderr

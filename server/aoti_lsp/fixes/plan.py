@@ -315,6 +315,14 @@ def _plan(ctx, call: Node) -> Plan:
                 plan.outside = (f"the path {what} is known only at run time; `{ctx.source.node_text(via)[:50]}` "
                                 f"({_where(ctx, via)}) writes it with the compile at {_where(ctx, site.call)}, whose "
                                 "function is also called elsewhere: migrate that compile with this loader")
+            elif plan.basis is None and _from_command_line(ctx, node, call.start_byte):
+                hops = _commands_for(ctx)
+                plan.outside = (f"the path {what} comes from the command line; " + (
+                    (f"the compiles at {', '.join(hops)} write what they make into a command for this script: "
+                     "migrate them with this loader" if len(hops) > 1 else
+                     f"the compile at {hops[0]} writes what it makes into a command for this script: "
+                     "migrate it with this loader") if hops else
+                    "what is given there must be a .pt2 written by aoti_compile_and_package"))
             elif plan.basis is None:
                 plan.outside = (f"the path {what} is known only at run time and no compile of the project writes it: "
                                 "what it names must become a .pt2 written by aoti_compile_and_package")
@@ -677,15 +685,66 @@ def _printed_command(ctx, site) -> str | None:
     """The title note where the compile's path is written into a string that names a Python script
     (`print(f"python flux_test.py {fmodel_path}")`, zhxchen17/torchnative): a command handing it to
     another program, which must load the .pt2."""
+    found = _command_of(ctx, site)
+    if found is None:
+        return None
+    script, node = found
+    return (f"its path is written into a command for `{script}` ({_where(ctx, node)}): "
+            "that program must load the .pt2 with aoti_load_package")
+
+
+def _command_of(ctx, site) -> tuple[str, Node] | None:
+    """(the script, the interpolation) where the compile's value is written into a string naming a script."""
     for value in ctx.facts.flows(site.call):
         node = value.parent
         if node is None or node.type != "interpolation" or node.parent is None:
             continue
         script = _SCRIPT.search(node.parent.text)
         if script is not None:
-            return (f"its path is written into a command for `{script.group().decode()}` ({_where(ctx, node)}): "
-                    "that program must load the .pt2 with aoti_load_package")
+            return script.group().decode(), node
     return None
+
+
+def _from_command_line(ctx, node: Node | None, at: int, depth: int = 0) -> bool:
+    """Whether a path is read from the command line: `sys.argv[i]`, an argparse option (`args.x`),
+    through names."""
+    node = unwrap(node)
+    if node is None or depth > 8:
+        return False
+    if node.type == "identifier":
+        found = ctx.facts.binding_value(node, at)
+        if found is not None:
+            return _from_command_line(ctx, found[0], found[1].at, depth + 1)
+        # `fmodel_path, ae_decoder_path = sys.argv[1:]`: unpacked from the command line (the one binding)
+        name = node.text.decode()
+        binding = ctx.names.lookup(name, at, ctx.names.scope_of(node))
+        if binding is None or binding.kind != LOCAL:
+            return False
+        for ident in ctx.facts.idents(name):
+            pattern = ident.parent
+            stmt = pattern.parent if pattern is not None and pattern.type in ("pattern_list", "tuple_pattern") else None
+            if stmt is not None and stmt.type == "assignment" and stmt.child_by_field_name("left") == pattern \
+                    and ctx.names.lookup(name, stmt.end_byte, ctx.names.scope_of(stmt)) is binding:
+                right = stmt.child_by_field_name("right")
+                return right is not None and right.type == "subscript" and _from_command_line(ctx, right, at, depth + 1)
+        return False
+    if node.type == "subscript":
+        value = node.child_by_field_name("value")
+        return value is not None and value.type == "attribute" and ctx.names.resolve(value) == "sys.argv"
+    return node.type == "attribute" and ctx.facts.option(node) is not None
+
+
+def _commands_for(ctx) -> list[str]:
+    """Where (file:line) other files of the project compile what they write into a command naming
+    this script (flux_aoti.py's `print(f"python flux_test.py {fmodel_path} {ae_decoder_path}")`)."""
+    name = os.path.basename(ctx.source.path)
+    out = []
+    for other in (mentioning(ctx, name) or [])[1:]:
+        for site in other.facts.compiles:
+            found = _command_of(other, site) if site.qualname in OLD_COMPILE else None
+            if found is not None and os.path.basename(found[0]) == name:
+                out.append(_where(other, site.call))
+    return out
 
 
 _KNOWN_MODULES = frozenset({"torch", "builtins", *sys.stdlib_module_names})

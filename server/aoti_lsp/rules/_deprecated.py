@@ -122,7 +122,9 @@ together, the title says why (`tests/torch/projects/migration/graph_branches_pro
 
 No fix, with the reason in the related information, naming the expression and the place, when
 the plan cannot be made whole: a loader whose path is known only at run time and that no compile
-of the project writes (`aot_load(sys.argv[1], ...)`: the producer is elsewhere); the compile's
+of the project writes (`aot_load(sys.argv[1], ...)`: the producer is elsewhere; a path read from
+the command line, `sys.argv` or an argparse option, says so, and names the compiles of other files
+that write what they make into a command for its script, `print(f"python flux_test.py {so}")`); the compile's
 result is returned to code this analysis cannot follow (a method's callers are not followed);
 `gm = ep.module()` changed before it is compiled (its graph edited by hand, `gm.to(...)`, `gm`
 given to a function: compiling `ep` in its place would drop the change, measured, since
