@@ -420,10 +420,18 @@ class Facts:
         derives it, or `dest=`) with a `default=`: the value a run without the option gets (a
         run given it gets another)."""
         obj = node.child_by_field_name("object") if node.type == "attribute" else None
-        if obj is None or obj.type != "identifier" or not self.idents("parse_args"):
+        if obj is None or obj.type != "identifier":
             return None
-        dest = node.child_by_field_name("attribute").text.decode()
-        found = []
+        found = self._options.get(node.child_by_field_name("attribute").text.decode(), ())
+        return found[0] if len(found) == 1 and found[0][1] is not None else None
+
+    @cached_property
+    def _options(self) -> dict[str, list[tuple[str, Node | None]]]:
+        """dest -> (flag, default) of each `add_argument` call of the file, read once (a path's
+        tail, its option's name and a loader's command line all ask); none without `parse_args`."""
+        out: dict[str, list] = {}
+        if not self.idents("parse_args"):
+            return out
         for ident in self.idents("add_argument"):
             attr = ident.parent
             call = attr.parent if attr is not None and attr.type == "attribute" else None
@@ -436,11 +444,11 @@ class Facts:
             given = keywords.get(b"dest")
             longs = [n for n in names if n.startswith("--")]
             flag = longs[0] if longs else names[0] if names else None
-            own = self.str_value(given, call.start_byte) if given is not None else \
+            dest = self.str_value(given, call.start_byte) if given is not None else \
                 flag.lstrip("-").replace("-", "_") if flag else None
-            if own == dest:
-                found.append((flag or dest, keywords.get(b"default")))
-        return found[0] if len(found) == 1 and found[0][1] is not None else None
+            if dest is not None:
+                out.setdefault(dest, []).append((flag or dest, keywords.get(b"default")))
+        return out
 
     # -- constants --------------------------------------------------------------------------
     def int_value(self, node: Node | None, at: int, depth: int = 0) -> int | None:

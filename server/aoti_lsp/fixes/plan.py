@@ -820,9 +820,14 @@ def _tokens(node: Node) -> list[tuple[str, bytes]]:
 def _spelt_alike_loads(ctx, site) -> list:
     """The old loaders in the scope of `site` (a compile) whose path is spelt as its own: after
     it, and before it (a cache probe: `try: aot_load(p)`, `except: aot_compile(..., p)`)."""
-    path = site.path_node
+    return [load for load in _old_loads_spelt(ctx, site.path_node)
+            if not site.call.start_byte <= load.call.start_byte < site.call.end_byte]
+
+
+def _old_loads_spelt(ctx, path: Node) -> list:
+    """The old loaders of this file whose path is spelt as `path` (_spelt_alike: one scope, the
+    same bindings)."""
     return [load for load in ctx.facts.loads if load.qualname in OLD_LOAD and load.path_node is not None
-            and not site.call.start_byte <= load.call.start_byte < site.call.end_byte
             and _spelt_alike(ctx, path, load.path_node)]
 
 
@@ -831,8 +836,7 @@ def _loads_after(ctx, call: Node, given: Node | None) -> list:
     binding, in the same scope): what the called function wrote there, loaded by its caller."""
     if given is None:
         return []
-    return [load for load in ctx.facts.loads if load.qualname in OLD_LOAD and load.path_node is not None
-            and load.call.start_byte >= call.end_byte and _spelt_alike(ctx, given, load.path_node)]
+    return [load for load in _old_loads_spelt(ctx, given) if load.call.start_byte >= call.end_byte]
 
 
 def _helper_writing(ctx, load):

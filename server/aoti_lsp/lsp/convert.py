@@ -394,16 +394,15 @@ def _sorted_known(d: types.Diagnostic, uri: str) -> tuple[int, ...] | None:
 
 def _keep_sorted(d: types.Diagnostic, out: types.Diagnostic) -> None:
     """`out` names the lines `d` names (a message changed): it keeps what was computed of them."""
-    uri = d._uri if type(d) is Moved else None
-    if uri is None:
-        hit = _LINES.get(d)
-        if hit is not None:
-            _LINES.put(out, hit)
-    elif d._sorted is not None:
-        if type(out) is Moved:
-            object.__setattr__(out, "_sorted", d._sorted)
-        else:
-            _LINES.put(out, (uri, d._sorted))
+    hit = None if type(d) is Moved else _LINES.get(d)
+    uri = d._uri if type(d) is Moved else hit[0] if hit is not None else None
+    known = _sorted_known(d, uri) if uri is not None else None
+    if known is None:
+        return
+    if type(out) is Moved:
+        object.__setattr__(out, "_sorted", known)
+    else:
+        _LINES.put(out, (uri, known))
 
 
 def _lines_of(d: types.Diagnostic, uri: str) -> list[int]:
@@ -549,7 +548,7 @@ _COMPACT = (",", ":")  # no blank after each separator: 7% of a dense file's 4.8
 
 def encoded(d: types.Diagnostic) -> str:
     """The diagnostic as JSON, as pygls would write it (lsprotocol's converter)."""
-    hit = d._json if type(d) is Moved else (_JSON.get(d) or _JSON.put(d, [None, None]))
+    hit = _json_of(d) or _JSON.put(d, [None, None])  # a Moved holds its own
     if hit[0] is None:
         if hit[1] is not None:
             parts, lines = hit[1]
