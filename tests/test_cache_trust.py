@@ -135,7 +135,7 @@ def test_pruning_removes_only_the_tools_own_files(project, capsys, monkeypatch):
     for k in range(cachemod.KEEP + 3):
         monkeypatch.setattr(cachemod, "_TOOL", f"build {k}")
         check(capsys, ".")
-    ours = [p for p in folder.iterdir() if cachemod.OURS.fullmatch(p.name) and not p.is_symlink()]
+    ours = [p for p in folder.iterdir() if cachemod.our_kind(p.name) and not p.is_symlink()]
     assert len(ours) == cachemod.KEEP and all(p.suffix == ".json" for p in ours)
     for name, text in strangers.items():
         assert (folder / name).read_text() == text

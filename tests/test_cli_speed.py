@@ -349,7 +349,7 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
     --fix applies), no subprocess (gitls.py
     starts git), no argparse, gettext or locale (cli/args.py parses the hook's command line),
     no threading nor signal's enums (budget.py arms its timer with _signal), no typing (treesitter.py
-    skips tree_sitter's __init__); and no dataclass (records.py: the dataclasses module alone costs ~7 ms of the hook's ~65,
+    skips tree_sitter's __init__), no json package (jsonc.py: the cache, the rules' tables; ~1 ms); and no dataclass (records.py: the dataclasses module alone costs ~7 ms of the hook's ~65,
     each class ~0.5 ms more)."""
     root = _project(tmp_path)
     run = [sys.executable, "-c", _ALL_MODULES, "--check", "pkg/bad.py"]
@@ -362,7 +362,7 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_nothing_it_does_not
     unused = {"logging", "zipfile", "shutil", "importlib.resources", "difflib", "tempfile", "tree_sitter_python",
               "aoti_lsp.analysis.pt2", "libcst", "dataclasses", "inspect", "subprocess",
               "argparse", "gettext", "locale", "threading", "typing", "signal",
-              "aoti_lsp.project.notebook", "aoti_lsp.fixes.fixer", "aoti_lsp.fixes.layout"}
+              "aoti_lsp.project.notebook", "aoti_lsp.fixes.fixer", "aoti_lsp.fixes.layout", "json"}
     assert not unused & set(mods), sorted(unused & set(mods))
     assert made == [], made
 
@@ -390,6 +390,31 @@ def test_a_pre_commit_check_as_installed_imports_neither_contextlib_nor_importli
         mods, _ = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
         assert not {"contextlib", "importlib.util", "importlib._abc"} & set(mods), (name, sorted(mods))
     assert "aoti_lsp.analysis.budget" in mods and "aoti_lsp.project.cache" in mods
+
+
+def test_a_pre_commit_check_of_a_file_without_aoti_code_imports_neither_re_enum_nor_json(tmp_path):
+    """Most commits: the hook on one changed file without AOTI code, as pip 26.3's console script
+    runs it (its template imports no `re`: bench.console_script), reads and writes the cache.
+    None of `re` (with enum: ~7 ms), `enum` (findings.Choice) nor the json package (~2 ms more:
+    plaindata runs json's C encoder and scanner itself) is imported: the whole run was ~20 ms."""
+    import sysconfig
+
+    import aoti_lsp
+
+    root = _project(tmp_path)
+    if shutil.which("git") is not None:  # as a commit's: git lists the project
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(aoti_lsp.__file__).parents[1]),
+                                                         sysconfig.get_paths()["purelib"]])}
+    run = [sys.executable, "-S", "-c", _ALL_MODULES, "--check", "pkg/m0.py"]
+    subprocess.run(run, cwd=root, capture_output=True, env=env)  # fills the cache
+    (root / "pkg" / "m0.py").write_text(PLAIN + "# edited\n")
+    out = subprocess.run(run, cwd=root, capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and "All checks passed!" in out.stderr, out.stderr
+    mods, _ = eval(out.stderr.strip().splitlines()[-1].replace("] [", "], ["))
+    assert "aoti_lsp.project.cache" in mods and "aoti_lsp.project.plaindata" in mods
+    assert not {"re", "enum", "json", "fnmatch"} & set(mods), sorted({"re", "enum", "json", "fnmatch"} & set(mods))
+    assert (root / ".aoti_lsp_cache").is_dir()  # the cache was written (without json) and read back
 
 
 def test_a_folder_outside_git_without_aoti_code_starts_no_process_nor_imports_typing_or_dataclasses(tmp_path):

@@ -3,9 +3,10 @@ size-sensitive ops), read once per process."""
 
 from __future__ import annotations
 
-import json
 import os
 from functools import lru_cache
+
+from aoti_lsp import jsonc
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 
@@ -13,9 +14,9 @@ DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 @lru_cache(maxsize=None)
 def read(name: str) -> dict:
     """data/<name>.toml as written beside it in JSON by scripts/gen_docs.py (a test keeps the two
-    equal): no tomllib import, no TOML parse in a run."""
+    equal): no tomllib import, no TOML parse in a run; nor the json package (jsonc.py)."""
     with open(os.path.join(DATA, f"{name}.json"), encoding="utf-8") as fh:
-        return json.load(fh)
+        return jsonc.loads(fh.read())
 
 
 def torch_table() -> dict:

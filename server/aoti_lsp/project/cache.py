@@ -22,7 +22,6 @@ regular files named as this tool names them. Where the root is not writable, no 
 from __future__ import annotations
 
 import os
-import re
 import stat
 import sys
 import time
@@ -45,7 +44,6 @@ RACY_NS = 2_000_000_000  # a file changed this close to the run may change again
 KEEP = 8  # cache files kept per root (one per tool build and configuration); older ones are removed
 MAX_BYTES = 256 << 20  # a cache file larger than this is not read (a planted one must not fill memory)
 SUFFIX = ".json"
-OURS = re.compile(r"[0-9a-f]{24}\.(json|pickle)")  # the names this tool writes (.pickle: before format 2)
 
 
 def content_hash(data: bytes) -> str:
@@ -426,6 +424,17 @@ def _write(folder: int, name: str, blob: bytes) -> None:
         raise
 
 
+def our_kind(name: str) -> str | None:
+    """"json" or "pickle" (before format 2) for a file name this tool writes (24 hex digits, no
+    capitals, then the kind); None for any other name. Without `re`: the prune runs on every
+    save, a one-file run imports nothing else that needs it."""
+    stem, _, kind = name.partition(".")
+    return kind if kind in ("json", "pickle") and len(stem) == 24 and _HEX.issuperset(stem) else None
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
 def _prune(folder: int) -> None:
     """Other builds' and configurations' files: keep the KEEP most recently written. Only regular
     files of ours named as this tool names them (anything else there is left alone); files of
@@ -433,12 +442,12 @@ def _prune(folder: int) -> None:
     try:
         found = []
         for name in os.listdir(folder):
-            m = OURS.fullmatch(name)
-            if m is None:
+            kind = our_kind(name)
+            if kind is None:
                 continue
             st = os.stat(name, dir_fd=folder, follow_symlinks=False)
             if _ours(st):
-                found.append((m.group(1) == "json", st.st_mtime_ns, name))
+                found.append((kind == "json", st.st_mtime_ns, name))
         found.sort()
         current = sum(1 for f in found if f[0])
         for _, _, name in found[:len(found) - min(current, KEEP)]:

@@ -5,12 +5,11 @@ Lone surrogates (a string literal holding `\\ud800`) survive: json escapes them.
 
 from __future__ import annotations
 
-from enum import Enum
-
-from aoti_lsp.analysis.findings import Applicability, Edit, Finding, Fix, FixStub, Related, Severity
+from aoti_lsp import jsonc
+from aoti_lsp.analysis.findings import Applicability, Choice, Edit, Finding, Fix, FixStub, Related, Severity
 
 _CLASSES: dict[str, type] = {}
-_ENUMS: dict[str, type[Enum]] = {"Applicability": Applicability, "Severity": Severity}
+_ENUMS: dict[str, type[Choice]] = {"Applicability": Applicability, "Severity": Severity}
 
 
 def allow(cls: type) -> type:
@@ -46,7 +45,7 @@ def _enc(v):
         return {"k": [[_enc(k), _enc(x)] for k, x in v.items()]}
     if t is set or t is frozenset:
         return {"s" if t is set else "f": [_enc(x) for x in v]}
-    if isinstance(v, Enum) and _ENUMS.get(t.__name__) is t:
+    if isinstance(v, Choice) and _ENUMS.get(t.__name__) is t:
         return {"e": t.__name__, "v": v.value}
     if _CLASSES.get(t.__name__) is t:
         return {"c": t.__name__, "v": [_enc(getattr(v, n)) for n in _fields(t)]}
@@ -84,14 +83,10 @@ def _dec(v):
 
 
 def dumps(value) -> bytes:
-    import json  # here: a run without the cache never needs it
-
-    return json.dumps(_enc(value), separators=(",", ":")).encode("ascii")
+    return jsonc.dumps(_enc(value)).encode("ascii")
 
 
 def loads(blob: bytes):
     """Raises on anything that is not what `dumps` writes (ValueError, KeyError, TypeError,
     RecursionError): the caller treats every exception as "no cache"."""
-    import json
-
-    return _dec(json.loads(blob))
+    return _dec(jsonc.loads(blob.decode("utf-8")))
