@@ -139,6 +139,10 @@ class Fix:
         return self
 
 
+def _FROM_ORIGIN() -> tuple:  # a moved LazyFix's build: its origin's edits, moved (LazyFix._moved)
+    raise AssertionError("called through LazyFix.edits only")
+
+
 class LazyFix:
     """A fix whose edits are built on first use, once. Title, applicability and the other files
     it edits are known up front (a preflight has ruled out every reason the build would refuse).
@@ -172,7 +176,7 @@ class LazyFix:
         if self._build is not None:
             build, self._build = self._build, None  # what it holds (trees, contexts) is let go
             try:
-                self._edits = tuple(build())
+                self._edits = tuple(self._moved() if build is _FROM_ORIGIN else build())
             except Exception as exc:  # the preflight said it would build: a bug, never a crash
                 logger(__name__).exception("the fix '%s' could not be built after its preflight passed", self.title)
                 self.failed, self._edits = repr(exc), ()
@@ -198,7 +202,7 @@ class LazyFix:
         else:
             moved._origin = self._origin or self
             moved._moves = (*self._moves, at)
-            moved._build = moved._moved
+            moved._build = _FROM_ORIGIN  # not its bound _moved: a cycle per finding per keystroke for the GC
         return moved
 
     @property

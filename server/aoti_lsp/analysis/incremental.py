@@ -513,42 +513,90 @@ class _Unsure(Exception):
 
 def recited(f, shift: Shift, name: str):
     """`f` (moved past `shift`) with the lines of this file its message, notes and fix titles
-    name moved too (_mover); `f` itself when none moves; None when one names a line the edit
-    spans, or one it cannot tell is this file's (_mover, _retitled)."""
+    name moved too (_recite); `f` itself when none moves; None when one names a line the edit
+    spans, or one it cannot tell is this file's (_recite, _retitled)."""
     if not shift.lines:
         return f
-    fixes = _retitled(f, shift, name)
-    if fixes is None:
-        return None
-    if fixes:
-        f = _copy(f, fix=fixes[0], alternatives=fixes[1])
-    if not (cites(f.message) or any(cites(r.message) for r in f.related)):
+    said = cited_in(f)
+    if said & TITLES:
+        fixes = _retitled(f, shift, name)
+        if fixes is None:
+            return None
+        if fixes:
+            f = _copy(f, fix=fixes[0], alternatives=fixes[1])
+    if not said & TEXTS:
         return f
-    line = _mover(shift, name, titles=False)
     try:
-        message = _CITED.sub(line, f.message)
-        related = [r if not cites(r.message) else replace(r, message=_CITED.sub(line, r.message))
-                   for r in f.related]
+        message = _recite(f.message, shift, name, titles=False)
+        related = [r if (note := _recite(r.message, shift, name, titles=False)) is r.message else
+                   replace(r, message=note) for r in f.related]
     except _Unsure:
         return None
-    if message == f.message and all(a is b for a, b in zip(related, f.related)):
+    if message is f.message and all(a is b for a, b in zip(related, f.related)):
         return f
     return _copy(f, message=message, related=related)
 
 
-def _mover(shift: Shift, name: str, titles: bool):
-    """The re.sub callback that moves a line a text cites past `shift` (_CITED): "line N" (this
-    file), "name:N)" (another file's: kept). This file's own `name:N)` past the edit is moved in
-    a fix's title (`titles`: a plan cites every file so) and unsure in a message (which of two
-    files of that name it means is not told). A line of the edit's own: unsure (_Unsure)."""
-    def line(m) -> str:
-        number = int(m.group(1) or m.group(3))
-        if number - 1 <= shift.kept or (m.group(2) is not None and m.group(2) != name):
-            return m.group()
-        if number - 1 < shift.moved or (m.group(2) is not None and not titles):
+TEXTS, TITLES = 1, 2  # a finding's message or notes cite a line; a title of its fixes does
+
+
+def cited_in(f) -> int:
+    """Which texts of `f` cite a line (TEXTS | TITLES, or 0), asked once: its copies keep the
+    answer (shift_finding, _copy), as their texts cite the same lines, moved."""
+    said = f.__dict__.get("_cites")
+    if said is None:
+        said = f.__dict__["_cites"] = (TEXTS if cites(f.message) or any(cites(r.message) for r in f.related) else 0) | (
+            TITLES if any(x is not None and cites(x.title) for x in (f.fix, *f.alternatives)) else 0)
+    return said
+
+
+def _recite(text: str, shift: Shift, name: str, titles: bool) -> str:
+    """`text` with the lines it cites (_CITED) moved past `shift`: "line N" (this file), "name:N)"
+    (another file's: kept). This file's own `name:N)` past the edit is moved in a fix's title
+    (`titles`: a plan cites every file so) and unsure in a message (which of two files of that
+    name it means is not told). A line of the edit's own: unsure (_Unsure). `text` itself when
+    nothing moves. Read from its marks (_marks), not by a regex with a callback per keystroke."""
+    marks = _marks(text)
+    if not marks:
+        return text
+    pieces: list[str] = []
+    moved: list[tuple] = []
+    last = grow = 0
+    for start, end, number, file in marks:
+        if number - 1 <= shift.kept or (file is not None and file != name):
+            moved.append((start + grow, end + grow, number, file))
+            continue
+        if number - 1 < shift.moved or (file is not None and not titles):
             raise _Unsure
-        return f"line {number + shift.lines}" if m.group(2) is None else f"{name}:{number + shift.lines})"
-    return line
+        now = number + shift.lines
+        said = f"line {now}" if file is None else f"{name}:{now})"
+        pieces += (text[last:start], said)
+        last = end
+        moved.append((start + grow, start + grow + len(said), now, file))
+        grow += len(said) - (end - start)
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    out = "".join(pieces)
+    _remember_marks(out, tuple(moved))
+    return out
+
+
+_MARKS: dict[str, tuple] = {}  # text -> its citations: (start, end, line number, file name or None)
+
+
+def _marks(text: str) -> tuple:
+    found = _MARKS.get(text)
+    if found is None:
+        found = tuple((m.start(), m.end(), int(m.group(1) or m.group(3)), m.group(2)) for m in _CITED.finditer(text))
+        _remember_marks(text, found)
+    return found
+
+
+def _remember_marks(text: str, marks: tuple) -> None:
+    if len(_MARKS) >= 1 << 14:  # a dense file has ~2,000 citing texts and each move makes new ones:
+        _MARKS.clear()  # the old ones are let go every few Enters (a few MB at most), read again when asked
+    _MARKS[text] = marks
 
 
 def _copy(f, **fields):
@@ -575,7 +623,7 @@ def _retitled(f, shift: Shift, name: str):
         if fix is None or not cites(fix.title):
             continue
         try:
-            title = _CITED.sub(_mover(shift, name, titles=True), fix.title)
+            title = _recite(fix.title, shift, name, titles=True)
         except _Unsure:
             return None
         if title == fix.title:
