@@ -244,7 +244,7 @@ def _remessaged(d: types.Diagnostic, f: Finding) -> types.Diagnostic | None:
                 found = [k for k, p in enumerate(parts) if key in p]
                 if len(found) != 1 or parts[found[0]].count(key) != 1:
                     return None
-                parts = parts.copy()  # the old diagnostic's pieces stay as they are
+                parts = Pieces(parts)  # the old diagnostic's pieces stay as they are
                 parts[found[0]] = parts[found[0]].replace(key, said)
             else:
                 if text.count(key) != 1:
@@ -563,19 +563,26 @@ def encoded(d: types.Diagnostic) -> str:
     return hit[0]
 
 
-_FORMATS: dict[int, tuple[list, str]] = {}  # id(pieces) -> (pieces, their %-format)
+class Pieces(list):
+    """A diagnostic's JSON pieces between its line slots (_template), and the same as one
+    %-format, its slots `%d`, made when first written (_format_of): every move of the diagnostic
+    shares them, and its JSON is written with its lines in one call, not a join of pieces and
+    str(line) each (an Enter early in a dense file writes ~4,000)."""
+
+    __slots__ = ("format",)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.format = None
 
 
 def _format_of(parts: list[str]) -> str:
-    """The JSON pieces of a moved diagnostic as one %-format, its slots `%d`: written with its
-    lines in one call, not a join of pieces and str(line) each (an Enter early in a dense file
-    writes ~4,000). Pieces are shared by every move of one diagnostic: made once for them."""
-    hit = _FORMATS.get(id(parts))
-    if hit is None or hit[0] is not parts:
-        if len(_FORMATS) >= 1 << 13:  # a remessaged diagnostic's pieces are new on each move
-            _FORMATS.clear()
-        hit = _FORMATS[id(parts)] = (parts, "%d".join(p.replace("%", "%%") for p in parts))
-    return hit[1]
+    made = getattr(parts, "format", None)
+    if made is None:
+        made = "%d".join(p.replace("%", "%%") for p in parts)
+        if type(parts) is Pieces:
+            parts.format = made
+    return made
 
 
 def _json_of(d: types.Diagnostic) -> list | None:
@@ -670,7 +677,7 @@ def _cut(d: types.Diagnostic, text: str, uri: str) -> tuple[list[str], list[int]
     keys = list(_LINE_KEY.finditer(text))
     if len(keys) != len(marks) or any(int(k.group(1)) != line for k, (line, _) in zip(keys, marks)):
         return None
-    parts, lines, at = [], [], 0
+    parts, lines, at = Pieces(), [], 0
     for k, (line, here) in zip(keys, marks):
         if here:
             parts.append(text[at:k.start(1)])
@@ -723,7 +730,7 @@ def _template(d: types.Diagnostic, uri: str) -> tuple[list[str], list[int]]:
     for e in _edits(plain.get("data")):
         if "uri" not in e:
             slot_range(e["range"])
-    parts = json.dumps(plain, separators=_COMPACT).split(json.dumps(_SLOT))
+    parts = Pieces(json.dumps(plain, separators=_COMPACT).split(json.dumps(_SLOT)))
     if len(parts) != len(lines) + 1:  # the marker inside a message: no slots, JSON made anew
         raise ValueError("line slots")
     if hit is not None:

@@ -8,6 +8,7 @@ diagnostics actually differ from the ones last sent."""
 from __future__ import annotations
 
 import hashlib
+from array import array
 
 from lsprotocol import types
 
@@ -15,9 +16,13 @@ from aoti_lsp.lsp.convert import encoded
 
 
 def fingerprint(diagnostics: list[types.Diagnostic]) -> str:
-    # each one's JSON, every field, made once (convert.py); hashed in one call (two per
-    # diagnostic were ~5% of an Enter in a dense file)
-    return hashlib.blake2b("\0".join(map(encoded, diagnostics)).encode(), digest_size=12).hexdigest()
+    """Each one's JSON (every field, made once: convert.py) by its str hash, which Python keeps
+    with the string (a diagnostic kept since the last pull costs nothing; one moved is hashed
+    once), then those hashes in one call. Equal JSON, equal id; different JSON, a different id
+    but with odds of 2^-64 a diagnostic (the str hash is keyed per process: ids are this
+    server's, as the client's previous id is). A dense file's 4.4 MB were joined, encoded and
+    hashed on every pull: ~13 ms of a keystroke, ~25 of an Enter."""
+    return hashlib.blake2b(array("q", map(hash, map(encoded, diagnostics))).tobytes(), digest_size=12).hexdigest()
 
 
 class Sent:
