@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import re
 from bisect import bisect_left, bisect_right
-from functools import lru_cache
 
 from aoti_lsp.analysis.findings import Edit, Fix, LazyFix, Related
 from aoti_lsp.analysis.records import record, replace, set_field
@@ -503,7 +502,6 @@ def _file_chunks(tree, new: bytes, state: State, p: int, q: int, delta: int) -> 
 
 
 # -- moving what an analysis found -------------------------------------------------------------
-LINE_CITED = re.compile(r"\bline \d|:\d+\)")  # "(line 12)", "(paths.py:3)": messages that name a line
 _CITED = re.compile(r"\bline (\d+)|([^\s(:]+):(\d+)\)")
 
 
@@ -607,9 +605,9 @@ def _copy(f, **fields):
     return moved
 
 
-@lru_cache(maxsize=1 << 15)  # asked per finding per keystroke: a dense file has ~4,000 messages
 def cites(text: str) -> bool:
-    return LINE_CITED.search(text) is not None
+    """Whether `text` names a line ("(line 12)", "(paths.py:3)"): it has marks (_marks, kept)."""
+    return bool(_marks(text))
 
 
 def _retitled(f, shift: Shift, name: str):

@@ -576,13 +576,10 @@ class Pieces(list):
         self.format = None
 
 
-def _format_of(parts: list[str]) -> str:
-    made = getattr(parts, "format", None)
-    if made is None:
-        made = "%d".join(p.replace("%", "%%") for p in parts)
-        if type(parts) is Pieces:
-            parts.format = made
-    return made
+def _format_of(parts: Pieces) -> str:
+    if parts.format is None:
+        parts.format = "%d".join(p.replace("%", "%%") for p in parts)
+    return parts.format
 
 
 def _json_of(d: types.Diagnostic) -> list | None:
