@@ -1,11 +1,13 @@
 """tree-sitter's Python grammar, read from its package's extension module without running the
 package's __init__: that imports importlib.resources (tempfile, shutil, typing: ~3 ms of a
-one-file check) for query files the analysis never reads."""
+one-file check) for query files the analysis never reads. The finder and loader are the import
+system's own (_frozen_importlib_external, always loaded): the importlib package imports warnings."""
 
 from __future__ import annotations
 
-import importlib.machinery
 import sys
+
+import _frozen_importlib_external as machinery  # importlib.machinery's PathFinder and ExtensionFileLoader
 
 from aoti_lsp import find_spec
 
@@ -15,9 +17,9 @@ def language():
     if "tree_sitter_python" not in sys.modules:
         try:
             package = find_spec("tree_sitter_python")
-            spec = importlib.machinery.PathFinder.find_spec("tree_sitter_python._binding",
+            spec = machinery.PathFinder.find_spec("tree_sitter_python._binding",
                                                             list(package.submodule_search_locations))
-            if spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+            if spec is not None and isinstance(spec.loader, machinery.ExtensionFileLoader):
                 module = spec.loader.create_module(spec)  # what module_from_spec does for an extension
                 spec.loader.exec_module(module)
                 return module.language()
