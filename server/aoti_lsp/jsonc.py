@@ -58,4 +58,3 @@ class _Reading:
     object_hook = object_pairs_hook = None
     parse_float, parse_int = float, int
     parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
-    memo: dict = {}
