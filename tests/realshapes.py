@@ -8,6 +8,7 @@ Used by tests/torch/test_real_shapes.py (CLI) and tests/lsp/test_quick_fix_real_
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,8 @@ BANNER = "is being deprecated"  # torch's log line when the old API is called (a
 @dataclass(frozen=True)
 class Shape:
     name: str
-    steps: tuple  # each step: python's arguments, run in the copy; "{root}" is the copy's folder
+    steps: tuple  # each step: python's arguments, run in the copy; "{root}" is the copy's folder;
+    # PRINTED: the command an earlier step printed (`python serve.py A B`), as a person runs it next
     blocker: str | None = None  # a blocked shape: the expression its refusal must name
     todo: str | None = None  # why its migration does not work yet: an xfail(strict=True) reason
     editor_only: bool = False  # offered display-only: --fix leaves it, the editor's quick fix applies it
@@ -31,6 +33,8 @@ class Shape:
     def runs(self, root: Path) -> list[list[str]]:
         return [[a.replace("{root}", str(root)) for a in step] for step in self.steps]
 
+
+PRINTED = ("{printed}",)
 
 SHAPES = [
     Shape("tempdir_script", (("run.py",),)),
@@ -63,6 +67,9 @@ SHAPES = [
     Shape("program_inputs", (("run.py",),)),
     # a program of torch.export._trace._export_for_training (torchnative's wip/simple_aoti.py)
     Shape("training_program", (("run.py",),)),
+    # two compiles' paths printed as the command for another script, which loads its argv (torchnative's
+    # wip/flux_aoti.py and flux_test.py): the compiles and that script's loaders migrated together
+    Shape("command_for_script", (("compile.py",), PRINTED)),
     # blocked twins: the artifact leaves the project (a C++ runner, a path chosen by a shell script)
     Shape("cpp_runner", (("export.py", "{root}/net.so"),), blocker="sys.argv[1]"),
     Shape("argv_shell", (("compile.py", "{root}/net.so"), ("serve.py", "{root}/net.so")), blocker="sys.argv[1]"),
@@ -95,6 +102,11 @@ def run(shape: Shape, root: Path, env: dict, timeout: int = 600) -> Ran:
     """Runs the project's steps in `root`; each must succeed."""
     lines, errs = [], []
     for args in shape.runs(root):
+        if args == list(PRINTED):  # its line names this run's artifacts: not compared
+            command = next((line for line in reversed(lines) if line.startswith("python ")), None)
+            assert command is not None, f"{shape.name}: no command printed in {lines}"
+            lines.remove(command)
+            args = shlex.split(command)[1:]
         p = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True,
                            timeout=timeout)
         assert p.returncode == 0, f"{shape.name}: {' '.join(args)} failed:\n{p.stderr[-3000:]}"

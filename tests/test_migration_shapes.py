@@ -1474,19 +1474,99 @@ def test_a_path_given_to_a_local_objects_method_is_the_users_call(tmp_path):
     assert "gives it to `builder.add_library` (export.py:8), which this analysis does not read" in out.stderr, out.stderr
 
 
-def test_a_path_printed_in_a_command_for_another_script_is_the_users_call(tmp_path):
+BUILD_AND_PRINT = """
+    import torch
+    ep = torch.export.export(model, (x,))
+    so = torch._inductor.aot_compile(ep.module(), *ep.example_inputs)
+    print(f"python serve_test.py {so}")
+"""
+
+
+def test_a_path_printed_in_a_command_for_another_script_migrates_with_that_scripts_loader(tmp_path):
+    """torchnative's wip/flux_aoti.py prints the command that runs flux_test.py on its paths; the
+    script loads them from sys.argv: the compile and that loader change together, in both files
+    (tests/torch/projects/migration/command_for_script runs it), whichever file is checked."""
+    root = _project(tmp_path, {"build.py": BUILD_AND_PRINT,
+                               "serve_test.py": "import sys, torch\nrunner = torch._export.aot_load(sys.argv[1], 'cuda')\n"})
+    for paths in ((), ("build.py",), ("serve_test.py",)):
+        out = _diff(root, *paths)
+        assert out.returncode == 1 and "not fixed" not in out.stderr, (paths, out.stderr)
+        assert "+so = torch._inductor.aoti_compile_and_package(ep)" in out.stdout, out.stdout
+        assert "+runner = torch._inductor.aoti_load_package(sys.argv[1])" in out.stdout, out.stdout
+    check = _check(root, "serve_test.py")
+    assert ("fix (unsafe): Migrate to aoti_compile_and_package + aoti_load_package (edits 2 files, the compile at "
+            "build.py:3 writes its path into a command for `serve_test.py`, whose loader of it changes with it)") \
+        in check.stdout, check.stdout
+
+
+def test_two_paths_printed_in_one_command_migrate_with_the_loaders_of_their_arguments(tmp_path):
+    """flux_aoti.py's two compiles, `python flux_test.py {fmodel_path} {ae_decoder_path}`, and
+    flux_test.py's `fmodel_path, ae_decoder_path = sys.argv[1:]`: matched argument for argument."""
     root = _project(tmp_path, {"build.py": """
         import torch
-        ep = torch.export.export(model, (x,))
-        so = torch._inductor.aot_compile(ep.module(), *ep.example_inputs)
-        print(f"python serve_test.py {so}")
-    """, "serve_test.py": "import sys, torch\nrunner = torch._export.aot_load(sys.argv[1], 'cuda')\n"})
+        ep_a, ep_b = torch.export.export(m_a, (x,)), torch.export.export(m_b, (y,))
+        a = torch._inductor.aot_compile(ep_a.module(), *ep_a.example_inputs)
+        b = torch._inductor.aot_compile(ep_b.module(), *ep_b.example_inputs)
+        print(f"python serve_test.py {a} {b}")
+    """, "serve_test.py": """
+        import sys, torch
+        a_path, b_path = sys.argv[1:]
+        def load_b():
+            return torch._export.aot_load(b_path, "cuda")
+        a = torch._export.aot_load(a_path, "cuda")
+    """})
+    out = _diff(root)
+    assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
+    assert out.stdout.count("+a = torch._inductor.aoti_compile_and_package(ep_a)") == 1, out.stdout
+    assert out.stdout.count("+b = torch._inductor.aoti_compile_and_package(ep_b)") == 1, out.stdout
+    assert out.stdout.count("torch._inductor.aoti_load_package(") == 2, out.stdout
+    assert ("the compiles at build.py:3, build.py:4 write their paths into a command for `serve_test.py`, whose "
+            "loaders of them change with them") in _check(root).stdout
+
+
+@pytest.mark.parametrize("build, serve, why", [
+    # the path inside a longer word: not an argument the script reads by its place
+    (BUILD_AND_PRINT.replace("serve_test.py {so}", "serve_test.py --model={so}"),
+     "import sys, torch\nrunner = torch._export.aot_load(sys.argv[1], 'cuda')\n",
+     "its path is written into a command for `serve_test.py` (build.py:4)"),
+    # the script loads an argument no compile of the project writes (a .so built elsewhere) too
+    (BUILD_AND_PRINT, "import sys, torch\nr = torch._export.aot_load(sys.argv[1], 'cuda')\n"
+                      "s = torch._export.aot_load(sys.argv[2], 'cuda')\n",
+     "its path is written into a command for `serve_test.py` (build.py:4)"),
+    # ... or another argument than the one the command gives it
+    (BUILD_AND_PRINT, "import sys, torch\nr = torch._export.aot_load(sys.argv[2], 'cuda')\n",
+     "its path is written into a command for `serve_test.py` (build.py:4)"),
+    # an argparse option: which word it is, is not read here
+    (BUILD_AND_PRINT.replace("{so}", "--model {so}"),
+     "import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--model')\nargs = p.parse_args()\n"
+     "r = torch._export.aot_load(args.model, 'cuda')\n",
+     "its path is written into a command for `serve_test.py` (build.py:4)"),
+    # counted from the end
+    (BUILD_AND_PRINT, "import sys, torch\n(p,) = sys.argv[-1:]\nr = torch._export.aot_load(p, 'cuda')\n",
+     "its path is written into a command for `serve_test.py` (build.py:4)"),
+    # the compile's path also given to a reader the plan does not read
+    (BUILD_AND_PRINT + "    import artifact_store\n    artifact_store.upload(so)\n",
+     "import sys, torch\nr = torch._export.aot_load(sys.argv[1], 'cuda')\n",
+     "gives it to `artifact_store.upload` (build.py:6)"),
+])
+def test_a_printed_command_that_does_not_match_the_script_stays_the_users_call(tmp_path, build, serve, why):
+    root = _project(tmp_path, {"build.py": build, "serve_test.py": serve})
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == "", out.stdout
+    assert why in out.stderr, out.stderr
+
+
+def test_a_path_printed_in_a_command_for_another_script_is_the_users_call(tmp_path):
+    """Where the script's side does not match (its loader reads another argument), the refusal
+    names both sides."""
+    root = _project(tmp_path, {"build.py": BUILD_AND_PRINT,
+                               "serve_test.py": "import sys, torch\nrunner = torch._export.aot_load(sys.argv[2], 'cuda')\n"})
     out = _diff(root)
     assert out.returncode == 1 and out.stdout == "", out.stdout
     assert "its path is written into a command for `serve_test.py` (build.py:4)" in out.stderr, out.stderr
     # the script's loader of argv names that compile (never "no compile of the project writes it")
     assert ("serve_test.py:2:10: AOTI002 not fixed: display-only fix, for the editor: Migrate to "
-            "torch._inductor.aoti_load_package (the path `sys.argv[1]` (serve_test.py:2) comes from the command "
+            "torch._inductor.aoti_load_package (the path `sys.argv[2]` (serve_test.py:2) comes from the command "
             "line; the compile at build.py:3 writes what it makes into a command for this script") in out.stderr, out.stderr
     # a line for a person (remaster's `print(f"Output: {so_path}")`) is not a command
     (root / "build.py").write_text((root / "build.py").read_text().replace("python serve_test.py", "Output:"))
@@ -1494,4 +1574,9 @@ def test_a_path_printed_in_a_command_for_another_script_is_the_users_call(tmp_pa
     assert out.returncode == 1 and "aoti_compile_and_package(ep)" in out.stdout and "not fixed" not in out.stderr, out.stderr
     (root / "build.py").unlink()  # the command's writer gone: what is given must be a .pt2
     out = _diff(root)
-    assert "`sys.argv[1]` (serve_test.py:2) comes from the command line; what is given there must be a .pt2" in out.stderr
+    assert "`sys.argv[2]` (serve_test.py:2) comes from the command line; what is given there must be a .pt2" in out.stderr
+
+
+def _check(root: Path, *paths: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "--no-cache", *(paths or ["."])], cwd=root,
+                          capture_output=True, text=True, timeout=120)

@@ -20,7 +20,8 @@ from helpers import apply_edits, diagnostics, encoding, open_doc, start_session
 pytestmark = pytest.mark.torch
 SERVER = [sys.executable, "-m", "aoti_lsp", "serve", "--stdio"]
 # the file holding the compile, per project
-SHAPES = {"tempdir_script": "run.py", "tutorial_two_scripts": "export.py", "graph_branches": "run.py"}
+SHAPES = {"tempdir_script": "run.py", "tutorial_two_scripts": "export.py", "graph_branches": "run.py",
+          "command_for_script": "compile.py"}
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))

@@ -291,6 +291,10 @@ def _plan(ctx, call: Node) -> Plan:
         key = compile_site.call.id
         if key not in memo:
             memo[key] = _returned_artifact(ctx, compile_site, plan)
+            if memo[key].outside is not None and memo[key].outside == _printed_command(ctx, compile_site):
+                group = _command_plan_of(ctx, compile_site)
+                if group is not None:
+                    memo[key] = group
         return memo[key]
     node = compile_site.path_node if compile_site is not None else load_site.path_node
     owner = compile_site.call if compile_site is not None else call
@@ -316,6 +320,9 @@ def _plan(ctx, call: Node) -> Plan:
                                 f"({_where(ctx, via)}) writes it with the compile at {_where(ctx, site.call)}, whose "
                                 "function is also called elsewhere: migrate that compile with this loader")
             elif plan.basis is None and _from_command_line(ctx, node, call.start_byte):
+                group = _command_plan(ctx, ctx)
+                if group is not None and any(m.ctx is ctx and m.call.id == call.id for m in group.loads):
+                    return group  # the compiles that write its argument into a command for this script
                 hops = _commands_for(ctx)
                 plan.outside = (f"the path {what} comes from the command line; " + (
                     (f"the compiles at {', '.join(hops)} write what they make into a command for this script: "
@@ -745,6 +752,171 @@ def _commands_for(ctx) -> list[str]:
             if found is not None and os.path.basename(found[0]) == name:
                 out.append(_where(other, site.call))
     return out
+
+
+def _script_path(ctx, script: str) -> str | None:
+    """The project file a command's script names (`flux_test.py`): beside the file that writes the
+    command, else the one file of the project of that name; None where none or several."""
+    beside = os.path.normpath(os.path.join(os.path.dirname(ctx.source.abspath), script))
+    if os.path.isfile(beside):
+        return beside
+    root = getattr(ctx.project, "root", None) if ctx.project is not None else None
+    if not root:
+        return None
+    name = os.path.basename(script)
+    found = ctx.project.memo(f"scripts named {name}", lambda: list(tree(root, lambda n: n == name)))
+    return found[0] if len(found) == 1 else None
+
+
+def _command_plan_of(ctx, site) -> Plan | None:
+    """_command_plan of the script the compile's path is written into a command for."""
+    found = _command_of(ctx, site)
+    path = _script_path(ctx, found[0]) if found is not None and ctx.project is not None else None
+    script = ctx.project.context(path) if path is not None else None
+    if script is None:
+        return None
+    group = _command_plan(script, ctx)
+    return group if group is not None and any(m.ctx is ctx and m.call.id == site.call.id for m in group.compiles) else None
+
+
+def _command_plan(script, live) -> Plan | None:
+    """One plan for a script and the compiles of other files that write their paths into a
+    command for it (zhxchen17/torchnative's wip/flux_aoti.py prints `python flux_test.py
+    {fmodel_path} {ae_decoder_path}`; flux_test.py loads `fmodel_path, ae_decoder_path =
+    sys.argv[1:]` with aot_load): the compiles and the loaders of those arguments migrate together,
+    the command then hands each loader the .pt2 its compile wrote. Only where the two sides match
+    argument for argument: each compile's path is a whole word of the command, at the position of
+    a `sys.argv` item the script's old loaders (and nothing of another kind of read) take; every
+    such item is written by one of them; the compiles pass their path to nothing else the plan
+    cannot follow. None otherwise (the refusal names the other side). `live`: the file being
+    analysed, whose own members are read from it (the project's copy of it may be older)."""
+    memo = live.lookups.setdefault("command plans", {}) if getattr(live, "lookups", None) is not None else {}
+    key = script.source.abspath
+    if key not in memo:
+        memo[key] = None
+        try:
+            memo[key] = _matched_command_plan(script, live)
+        except CannotFix:
+            pass
+    return memo[key]
+
+
+def _matched_command_plan(script, live) -> Plan | None:
+    name = os.path.basename(script.source.path)
+    writers: dict[int, list] = {}
+    for other in (mentioning(script, name) or [])[1:]:
+        other = live if other.source.abspath == live.source.abspath else other
+        for site in other.facts.compiles:
+            found = _command_of(other, site) if site.qualname in OLD_COMPILE else None
+            if found is None or os.path.basename(found[0]) != name:
+                continue
+            if _script_path(other, found[0]) != script.source.abspath:
+                continue  # a script of the same name elsewhere
+            index = _argument_index(found[1], found[0])
+            if index is None:
+                return None
+            writers.setdefault(index, []).append((other, site))
+    readers: dict[int, list] = {}
+    for load in script.facts.loads:
+        if load.path_node is None or not _from_command_line(script, load.path_node, load.call.start_byte):
+            continue
+        index = _argv_index(script, load.path_node, load.call.start_byte)
+        if index is None or load.qualname not in OLD_LOAD:
+            return None  # a command-line path read another way, or loaded by the new API already
+        readers.setdefault(index, []).append(load)
+    if not writers or set(writers) != set(readers) or any(len(w) != 1 for w in writers.values()):
+        return None
+    plan = Plan()
+    for index in sorted(writers):
+        other, site = writers[index][0]
+        own = _returned_artifact(other, site, Plan())
+        if own.outside != _printed_command(other, site):
+            return None  # read somewhere the plan does not follow, too
+        plan.compiles += own.compiles
+        plan.loads += [m for m in own.loads if not any(n.ctx is m.ctx and n.call.id == m.call.id for n in plan.loads)]
+        plan.producers += own.producers
+        plan.loads += [Member(script, load.call, load.qualname) for load in readers[index]]
+    where = ", ".join(_where(other, site.call) for other, site in
+                      sorted((w for ws in writers.values() for w in ws), key=lambda w: (w[0].source.path, w[1].call.start_byte)))
+    if len(writers) > 1:
+        plan.basis = (f"the compiles at {where} write their paths into a command for `{name}`, "
+                      "whose loaders of them change with them")
+    else:
+        plan.basis = f"the compile at {where} writes its path into a command for `{name}`, whose loader of it changes with it"
+    return plan
+
+
+_HOLE = "\ue001%d\ue001"
+
+
+def _argument_index(interpolation: Node, script: str) -> int | None:
+    """The `sys.argv` index the interpolation becomes where the command runs: its word's place
+    after the script's (`python flux_test.py {a} {b}`: 1 and 2). None where it is not a whole word
+    after the script (`--model={p}`, a path inside a longer word)."""
+    string = interpolation.parent
+    if string is None:
+        return None
+    children = string.children
+    if len(children) < 2 or children[0].type != "string_start" or children[-1].type != "string_end":
+        return None
+    parts, at, end = [], children[0].end_byte, children[-1].start_byte  # inside the quotes
+    holes = [c for c in children if c.type == "interpolation"]
+    data = string.text
+    for k, hole in enumerate(holes):
+        parts.append(data[at - string.start_byte:hole.start_byte - string.start_byte].decode(errors="replace"))
+        parts.append(_HOLE % k)
+        at = hole.end_byte
+    parts.append(data[at - string.start_byte:end - string.start_byte].decode(errors="replace"))
+    words = "".join(parts).split()
+    ids = [h.id for h in holes]
+    mine = _HOLE % ids.index(interpolation.id) if interpolation.id in ids else None
+    spelt = [k for k, w in enumerate(words) if w.endswith(script)]
+    if mine is None or not spelt or mine not in words:
+        return None
+    k = words.index(mine)
+    return k - spelt[0] if k > spelt[0] else None
+
+
+def _argv_index(ctx, node: Node | None, at: int, depth: int = 0) -> int | None:
+    """The `sys.argv` index a path is: `sys.argv[2]`, or a name unpacked from `sys.argv[1:]`
+    (`a, b = sys.argv[1:]`: b is 2), through names. None for anything else (an argparse option)."""
+    node = unwrap(node)
+    if node is None or depth > 8:
+        return None
+    if node.type == "identifier":
+        found = ctx.facts.binding_value(node, at)
+        if found is not None:
+            return _argv_index(ctx, found[0], found[1].at, depth + 1)
+        name = node.text.decode()
+        binding = ctx.names.lookup(name, at, ctx.names.scope_of(node))
+        if binding is None or binding.kind != LOCAL:
+            return None
+        for ident in ctx.facts.idents(name):
+            pattern = ident.parent
+            stmt = pattern.parent if pattern is not None and pattern.type in ("pattern_list", "tuple_pattern") else None
+            if stmt is None or stmt.type != "assignment" or stmt.child_by_field_name("left") != pattern \
+                    or ctx.names.lookup(name, stmt.end_byte, ctx.names.scope_of(stmt)) is not binding:
+                continue
+            right = unwrap(stmt.child_by_field_name("right"))
+            if right is None or right.type != "subscript" or not _is_argv(ctx, right.child_by_field_name("value")):
+                return None
+            index = right.child_by_field_name("subscript")
+            if index is None or index.type != "slice" or any(c.type == ":" for c in index.children[2:]):
+                return None  # `sys.argv[1:]`, `sys.argv[1:3]`: nothing else is read as in order
+            low = index.children[0] if index.children else None
+            if low is None or low.type not in (":", "integer"):
+                return None  # `sys.argv[-2:]`: counted from the end
+            start = int(low.text) if low.type == "integer" else 0
+            return start + [c for c in pattern.named_children].index(ident)
+        return None
+    if node.type == "subscript" and _is_argv(ctx, node.child_by_field_name("value")):
+        index = node.child_by_field_name("subscript")
+        return int(index.text) if index is not None and index.type == "integer" else None
+    return None
+
+
+def _is_argv(ctx, node: Node | None) -> bool:
+    return node is not None and node.type == "attribute" and ctx.names.resolve(node) == "sys.argv"
 
 
 _KNOWN_MODULES = frozenset({"torch", "builtins", *sys.stdlib_module_names})

@@ -100,7 +100,17 @@ a method of an object of the project's code whose body the plan does not read
 (`builder.add_library("enc", so)`: zhxchen17/torchnative's builder copies the `.so` for a Rust
 program): the title names that function, which must read the `.pt2` the new call writes; and where
 the path is written into a command for another script (`print(f"python flux_test.py {so}")`),
-the title names that script, which must load the `.pt2`. One loader of that kind is migrated by
+the title names that script, which must load the `.pt2`. **A command for a script of the project**
+is followed into it where the two sides match argument for argument (zhxchen17/torchnative's
+`wip/flux_aoti.py` prints `python flux_test.py {fmodel_path} {ae_decoder_path}`, and
+`flux_test.py` loads `fmodel_path, ae_decoder_path = sys.argv[1:]` with `aot_load`): each
+compile's path is a whole word of the command, the script reads that word's `sys.argv` item (by
+index, or unpacked from a slice) and gives it to old loaders only, and every item the script
+loads is one a compile writes. Then the compiles and the script's loaders migrate together,
+in both files, by `--fix --unsafe-fixes` too: the command hands each loader the `.pt2` its compile
+wrote (`tests/torch/projects/migration/command_for_script` runs both programs before and after).
+An argparse option, a path inside a longer word (`--model={so}`), or an argument the script
+loads that no compile writes keep the migration in the editor, the title naming the script. One loader of that kind is migrated by
 `--fix --unsafe-fixes`: a helper nothing in the project calls (`def aot_load(path): return
 torch._export.aot_load(path, "cuda")`) in a module whose compiles all write `.pt2` packages with
 `aoti_compile_and_package`: the old loader cannot open what that module makes (torch 2.13:
@@ -124,7 +134,8 @@ No fix, with the reason in the related information, naming the expression and th
 the plan cannot be made whole: a loader whose path is known only at run time and that no compile
 of the project writes (`aot_load(sys.argv[1], ...)`: the producer is elsewhere; a path read from
 the command line, `sys.argv` or an argparse option, says so, and names the compiles of other files
-that write what they make into a command for its script, `print(f"python flux_test.py {so}")`); the compile's
+that write what they make into a command for its script, `print(f"python flux_test.py {so}")`, where the
+two do not match argument for argument); the compile's
 result is returned to code this analysis cannot follow (a method's callers are not followed);
 `gm = ep.module()` changed before it is compiled (its graph edited by hand, `gm.to(...)`, `gm`
 given to a function: compiling `ep` in its place would drop the change, measured, since
