@@ -252,6 +252,30 @@ def test_not_guards_of_inputs(guard):
     assert not findings(model(guard + "\nreturn values") + EXPORT, "AOTI202")
 
 
+@pytest.mark.parametrize("guard", [
+    # rbavery/satlas-aoti's Model.forward: per-head losses in a list, targets filtered into one
+    "losses = []\nfor w in self.ws:\n    losses.append(values.sum() * w)\nif len(losses) > 0:\n"
+    "    losses = torch.stack(losses)\nelse:\n    losses = torch.zeros((), device=lengths.device)",
+    "kept = [v for v in values if v is not None]\nif len(kept) == 0:\n    return values",
+    "outs, losses = [], []\nfor w in self.ws:\n    losses.append(values.sum() * w)\nif not len(losses):\n"
+    "    losses = torch.zeros((), device=lengths.device)",
+    "pads = [None] * lengths.dim()\nif len(pads) == 0:\n    return values",
+])
+def test_a_python_lists_length_is_not_an_inputs_size(guard):
+    """A list's length is fixed when torch.export traces: the package never sees an input's
+    emptiness through it (nothing dropped that an empty input would need)."""
+    assert not findings(model(guard + "\nreturn values.sum(0) / lengths.sum()") + EXPORT, "AOTI202")
+
+
+@pytest.mark.parametrize("guard", [
+    "n = lengths\nif len(n) == 0:\n    return values",  # the tensor itself, under another name
+    "n = lengths.view(-1)\nif n.numel() == 0:\n    return values",
+])
+def test_a_tensor_under_another_name_is_still_an_input(guard):
+    (f,) = findings(model(guard + "\nreturn values.sum(0) / lengths.sum()") + EXPORT, "AOTI202")
+    assert f.message.startswith("torch.export drops `")
+
+
 def test_cross_file_needs_the_project():
     models = model("if lengths.numel() == 0:\n    return values\nreturn values.sum(0) / lengths.cumsum(0)[-1]")
     exporter = ("import torch\nfrom pkg.models import M\n\nep = torch.export.export(M(), (a, b))\n"

@@ -45,7 +45,9 @@ CPU (export, `aoti_compile_and_package`, then the package run on an empty batch;
 | `torch._check_is_size(n)` | kept (`u0 >= 0`), true on empty input (not reported) |
 
 The same guards are effective in eager code and under `torch.compile` (a real branch there):
-those are not reported.
+those are not reported. Nor is the length of a Python list the forward builds (`losses = []`
+appended per head, `valid = [t for t in targets if ...]`: rbavery/satlas-aoti): the trace fixes
+it, no input's emptiness reaches it.
 
 A model traced with `make_fx(Model(), tracing_mode="symbolic")` before the export (mattersim,
 nequip) loses an `if` on an input's size in that trace already: its graph, run on an empty
@@ -105,6 +107,28 @@ torch._inductor.aoti_compile_and_package(ep, package_path="pool.pt2")
 """,
     )
     valid = (
+        """# a Python list's length: fixed when torch.export traces, no input's size
+import torch
+
+class Heads(torch.nn.Module):
+    def forward(self, x, targets=None):
+        outputs, losses = [], []
+        for head in self.heads:
+            outputs.append(head(x))
+            if targets:
+                valid = [t for t in targets if t["valid"]]
+                if len(valid) == 0:
+                    continue
+                losses.append(head.loss(x, valid))
+        if len(losses) > 0:
+            losses = torch.stack(losses)
+        else:
+            losses = torch.zeros((), device=x.device)
+        return outputs, losses
+
+ep = torch.export.export(Heads(), (torch.randn(4, 8),))
+torch._inductor.aoti_compile_and_package(ep, package_path="heads.pt2")
+""",
         """# torch.compile keeps the branch
 import torch
 
@@ -185,7 +209,7 @@ torch._inductor.aoti_compile_and_package(ep, package_path="g.pt2")
                 if traced and form != "if":
                     continue  # measured through make_fx only for an `if` (tests/torch/test_jagged_checks.py)
                 cond = is_check_call(node) if form == "check" else unparen(node)
-                tested = [t for t in empty_tests(cond) if _from_inputs(flow, t.node)]
+                tested = [t for t in empty_tests(cond) if _from_inputs(flow, t.node) and not _python_list(ctx, t.node)]
                 if not tested:
                     continue
                 subject = tested[0].text
@@ -221,6 +245,40 @@ def _message(form: str, node, target, subject: str, traced: bool = False) -> str
     if form == "cond":
         return f"torch.export decides `torch.cond` on `{x}` in `{target.label}`: an empty `{subject}` gets through"
     return f"torch.export drops `{x}` in `{target.label}`: an empty `{subject}` gets through"
+
+
+_LISTS = ("list", "list_comprehension", "tuple", "set", "set_comprehension", "dictionary", "dictionary_comprehension")
+
+
+def _python_list(ctx, node) -> bool:
+    """`len(losses)` of `losses = []` (appended to in a loop over the heads), `len(valid)` of
+    `valid = [t for t in targets if ...]`: a Python container, whose length torch.export fixes
+    while it traces (rbavery/satlas-aoti's Model.forward). An input's emptiness at run time does
+    not reach it: a list built by iterating a tensor needs that tensor's size fixed to export."""
+    node = unparen(node) if node is not None else None
+    if node is None or node.type != "identifier":
+        return False
+    binding = ctx.names.lookup(text(node), node.start_byte, ctx.names.scope_of(node))
+    value = _bound_value(ctx, binding) if binding is not None else None
+    if value is not None and value.type == "binary_operator":  # `[None] * n`
+        value = unparen(value.child_by_field_name("left"))
+    return value is not None and value.type in _LISTS
+
+
+def _bound_value(ctx, binding):
+    """What a binding's name was given: its `name = value`, or its item of `a, b = x, y`."""
+    if binding.value is not None:
+        return unparen(binding.value)
+    node = ctx.source.tree.root_node.descendant_for_byte_range(binding.at, binding.at)
+    while node is not None and not (node.type == "assignment" and node.start_byte == binding.at):
+        node = node.parent
+    left = node.child_by_field_name("left") if node is not None else None
+    right = unparen(node.child_by_field_name("right")) if node is not None else None
+    if left is None or right is None or left.type not in ("pattern_list", "tuple_pattern") \
+            or right.type not in ("expression_list", "tuple") or len(left.named_children) != len(right.named_children):
+        return None
+    names = [text(c) if c.type == "identifier" else None for c in left.named_children]
+    return unparen(right.named_children[names.index(binding.name)]) if binding.name in names else None
 
 
 def _from_inputs(flow: Flow, node) -> bool:
