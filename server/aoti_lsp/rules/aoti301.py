@@ -14,6 +14,14 @@ LOADS = {"torch._export.aot_load", "torch._inductor.aoti_load_package", "torch._
 OTHER_COMPILES = {"torch.compile", "torch._dynamo.optimize"}  # they read the compile-time variables too
 WRITERS = {"os.environ.setdefault", "os.putenv", "os.environ.update"}
 CUDA_QUIET = {"is_available", "device_count", "is_initialized"}  # they do not start CUDA
+# a process that starts Python (or any program) afresh, with this environment: it reads the
+# variable at its own import, compile or first CUDA use (pytorch/examples' rpc pipeline sets
+# TORCH_LOGS after `import torch`, then mp.spawn's workers import torch with it)
+SPAWNERS = {"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes", "subprocess.run",
+            "subprocess.Popen", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+            "os.system", "os.execv", "os.execve", "os.execvp", "os.execvpe", "os.execl", "os.execle",
+            "os.execlp", "os.execlpe", "os.spawnv", "os.spawnve", "os.posix_spawn"}
+READERS = {"os.environ.get", "os.getenv", "os.environ.pop"}
 CHECKED = ("TORCHINDUCTOR_NAN_ASSERTS", "AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER",
            "AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT", "AOTI_RUNTIME_CHECK_INPUTS", "TORCH_LOGS",
            "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING")
@@ -71,6 +79,12 @@ Flagged:
   a `"cuda"` device, a `torch.cuda` call other than `is_available` / `device_count`).
 
 "After" means earlier in the same function (or module), or an import at module level before it.
+Not flagged: a variable put back as it was (`os.environ[X] = orig` of an `orig =
+os.environ.get(X)` read before: a test's cleanup), and one set before the same function starts a
+process afresh (`torch.multiprocessing.spawn`, `subprocess.run`, `os.system`, `os.exec*`), which
+reads it at its own import, compile or first CUDA use (pytorch/examples' rpc pipeline sets
+`TORCH_LOGS` after `import torch`, for the workers `mp.spawn` starts). A `multiprocessing.Process`
+started by fork (Linux's default) imports nothing again: still reported.
 Set the variable in the environment of the process (`VAR=1 python app.py`), or at the top of
 the entry script before `import torch`."""
     invalid = (
@@ -100,9 +114,14 @@ the entry script before `import torch`."""
         compiles = [c for c, _ in ctx.calls_to(COMPILES)]
         loads = [c for c, _ in ctx.calls_to(LOADS)]
         imports = self._imports(ctx)
+        spawns = [c for c, _ in ctx.calls_to(SPAWNERS)]
         for name, node in writes:
             var = VARIABLES[name]
             found = None
+            if self._restores(ctx, name, node):
+                continue  # the value the process had, put back (a test's cleanup): nothing to act on
+            if var.phase != RUN and any(s.start_byte > node.end_byte and _scope(s) == _scope(node) for s in spawns):
+                continue  # a process started after it reads it at its own start
             if var.phase == COMPILE:
                 events = [Event(c, "the compile") for c in compiles] + [
                     Event(n, f"`import {text}`" if " import " not in text else f"`from {text}`", True) for n, text in imports if text.startswith(("torch._inductor", "torch import _inductor"))]
@@ -134,6 +153,27 @@ the entry script before `import torch`."""
                 continue
             rel = [Related(found.node.start_byte, found.node.end_byte, f"{found.what} is here")]
             yield Finding(self.code, msg, node.start_byte, node.end_byte, related=rel, severity=self.severity)
+
+    @staticmethod
+    def _restores(ctx, name: str, string: Node) -> bool:
+        """`os.environ[NAME] = orig` where `orig = os.environ.get(NAME)` (or os.getenv, a read of
+        os.environ[NAME]) was read before: FBGEMM's tests restore what they changed."""
+        assignment = string.parent.parent if string.parent is not None else None
+        value = assignment.child_by_field_name("right") if assignment is not None and assignment.type == "assignment" else None
+        while value is not None and value.type == "parenthesized_expression" and value.named_child_count == 1:
+            value = value.named_children[0]
+        if value is None or value.type != "identifier":
+            return False
+        binding = ctx.names.lookup(value.text.decode(), value.start_byte, ctx.names.scope_of(value))
+        read = binding.value if binding is not None else None
+        if read is not None and read.type == "call" and ctx.names.resolve(read.child_by_field_name("function")) in READERS:
+            args = read.child_by_field_name("arguments")
+            first = args.named_children[0] if args is not None and args.named_children else None
+            return first is not None and string_value(first) == name
+        if read is not None and read.type == "subscript" and ctx.names.resolve(read.child_by_field_name("value")) == "os.environ":
+            key = read.child_by_field_name("subscript")
+            return key is not None and string_value(key) == name
+        return False
 
     @staticmethod
     def _before(node: Node, events: list[Event]) -> Event | None:
