@@ -1580,3 +1580,41 @@ def test_a_path_printed_in_a_command_for_another_script_is_the_users_call(tmp_pa
 def _check(root: Path, *paths: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "aoti_lsp", "--check", "--no-cache", *(paths or ["."])], cwd=root,
                           capture_output=True, text=True, timeout=120)
+
+
+def test_comments_beside_the_old_calls_arguments_move_with_them(tmp_path):
+    """Zenasj/HBTGen-artifact's reproductions (the AOTI tutorial's call): a comment above an
+    argument, or at the end of its line, stays with what that argument becomes; the output path's
+    goes with `package_path=`."""
+    root = _project(tmp_path, {"m.py": """
+        import os
+        import torch
+        so_path = torch._export.aot_compile(  # compile once
+            model,
+            example_inputs,
+            # Specify the first dimension of the input x as dynamic
+            dynamic_shapes={"x": {0: batch_dim}},  # batch only
+            # Specify the generated shared library path
+            options={"aot_inductor.output_path": os.path.join(os.getcwd(), "model.so")},
+            # nothing after this
+        )
+        runner = torch._export.aot_load(so_path, "cpu")
+    """})
+    out = _diff(root)
+    assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
+    new = [line[1:] for line in out.stdout.splitlines() if line.startswith(("+", " ")) and not line.startswith("+++")]
+    assert new[new.index("ep = torch.export.export(") + 1:new.index("so_path = torch._inductor.aoti_compile_and_package(")] == [
+        "    # compile once",
+        "    model,",
+        "    example_inputs,",
+        "    # Specify the first dimension of the input x as dynamic",
+        '    dynamic_shapes={"x": {0: batch_dim}},  # batch only',
+        "    strict=True,",
+        ")",
+    ], out.stdout
+    assert new[new.index("so_path = torch._inductor.aoti_compile_and_package(") + 1:][:4] == [
+        "    ep,",
+        "    # Specify the generated shared library path",
+        '    package_path=os.path.join(os.getcwd(), "model.pt2"),  # nothing after this',
+        ")",
+    ], out.stdout

@@ -320,13 +320,47 @@ def _arg(value: cst.BaseExpression, keyword: str | None = None) -> cst.Arg:
     )
 
 
-def _call(func: str, args: list[cst.Arg], indent: str | None = None) -> str:
+def _call(func: str, args: list[cst.Arg], indent: str | None = None, notes: dict | None = None) -> str:
     """One line, or one argument per line (at `indent` + 4) when the original call spanned lines.
-    Written from the arguments' code (libcst's for a Call would parse `func` each time)."""
+    Written from the arguments' code (libcst's for a Call would parse `func` each time). `notes`:
+    id(arg) -> (comment lines above it, its end-of-line comment), from the old call's argument
+    it stands for (_comments): a comment the user wrote beside an argument moves with it."""
     parts = [f"{a.keyword.value}={_code(a.value)}" if a.keyword else _code(a.value) for a in args]
     if indent is None:
         return f"{func}({', '.join(parts)})"
-    return f"{func}(\n" + "".join(f"{indent}    {p},\n" for p in parts) + f"{indent})"
+    out = []
+    for a, p in zip(args, parts):
+        above, after = (notes or {}).get(id(a), ((), None))
+        out += [f"{indent}    {c}\n" for c in above]
+        out.append(f"{indent}    {p},{'  ' + after if after else ''}\n")
+    return f"{func}(\n" + "".join(out) + f"{indent})"
+
+
+def _comments(call: "cst.Call") -> dict[int, tuple[list[str], str | None]]:
+    """id(argument) -> (the comment lines above it, the comment at the end of its line) of a call
+    written over several lines; the comments after the last argument go with it."""
+    cst = _libcst()
+
+    def lines(ws) -> list[str]:
+        return [e.comment.value for e in ws.empty_lines if e.comment] if isinstance(ws, cst.ParenthesizedWhitespace) else []
+
+    def first(ws) -> str | None:
+        if isinstance(ws, cst.ParenthesizedWhitespace) and ws.first_line.comment is not None:
+            return ws.first_line.comment.value
+        return None
+
+    out: dict[int, tuple[list[str], str | None]] = {}
+    args = list(call.args)
+    for i, a in enumerate(args):
+        before = call.whitespace_before_args if i == 0 else args[i - 1].comma.whitespace_after
+        above = ([c] if i == 0 and (c := first(before)) else []) + lines(before)
+        after_ws = a.comma.whitespace_after if isinstance(a.comma, cst.Comma) else a.whitespace_after_arg
+        after = first(after_ws)
+        if i == len(args) - 1:  # comments between the last argument and `)`
+            extra = lines(after_ws)
+            after = "  ".join([c for c in (after, *extra) if c]) or None
+        out[id(a)] = (above, after)
+    return out
 
 
 def _indent(src, node: Node, at: Node | None = None) -> str | None:
@@ -396,6 +430,15 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     program = program_of(ctx, model_node)
     _splat_needs_program(ts_bound, program)
     hoisted: list[Edit] = []
+    comments, notes = _comments(parsed), {}
+
+    def said(new_arg, old_name: str):
+        """`new_arg` carries the comments of the old call's argument `old_name`."""
+        found = comments.get(id(bound[old_name][0])) if old_name in bound else None
+        if found and (found[0] or found[1]):
+            notes[id(new_arg)] = found
+        return new_arg
+
     if program is None and (found := bound_program(ctx, model_node)) is not None:
         program, export_stmt = found
         if export_stmt is not None:  # `gm = export(...).module()`: the program named first
@@ -417,15 +460,17 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
         ep = ep_name
     else:
         ep = _fresh_name(src, "ep")
-        export_args = [_arg(bound[first][0].value), _arg(bound["args"][0].value)]
+        export_args = [said(_arg(bound[first][0].value), first), said(_arg(bound["args"][0].value), "args")]
         if "kwargs" in bound:
             arg, positional = bound["kwargs"]
-            export_args.append(_arg(arg.value, None if positional else "kwargs"))
+            export_args.append(said(_arg(arg.value, None if positional else "kwargs"), "kwargs"))
         if "dynamic_shapes" in bound:
-            export_args.append(_arg(bound["dynamic_shapes"][0].value, "dynamic_shapes"))
+            export_args.append(said(_arg(bound["dynamic_shapes"][0].value, "dynamic_shapes"), "dynamic_shapes"))
         export_args.append(_arg(cst.Name("True"), "strict"))
 
     package_args = [_arg(cst.parse_expression(ep) if program is not None else cst.Name(ep))]
+    if program is not None or hoisted:  # the model's argument becomes the program's
+        said(package_args[0], first)
     extra: list[Edit] = list(hoisted)
     absorbed = None
     options = bound.get("options")
@@ -441,25 +486,27 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
                 elif key != PACKAGE_FLAG:  # the new API sets it itself
                     kept.append(el.with_changes(comma=cst.MaybeSentinel.DEFAULT))
             if out_path is not None:
-                package_args.append(_arg(_so_to_pt2(out_path), "package_path"))
+                package_args.append(said(_arg(_so_to_pt2(out_path), "package_path"), "options"))
             absorbed = package_reader(ctx, call) if out_path is None else None
             if absorbed is not None:  # `dst = package_aoti(path, files)`: the new call writes `path` itself
                 package_args.append(_arg(cst.parse_expression(src.node_text(absorbed.dst)), "package_path"))
                 if not absorbed.moves:
                     extra += _absorbed(src, stmt, absorbed.stmt, absorbed.hoist)
             if kept:
-                package_args.append(_arg(value.with_changes(elements=kept), "inductor_configs"))
+                package_args.append(said(_arg(value.with_changes(elements=kept), "inductor_configs"),
+                                         "options" if out_path is None else ""))
         else:
             found = options_of(ctx, call, ts_bound["options"][0])
             if found.pair is not None:  # `opts = {"aot_inductor.output_path": p, ...}` read only here
                 path = cst.parse_expression(src.node_text(found.pair.child_by_field_name("value")))
-                package_args.append(_arg(_so_to_pt2(path), "package_path"))
+                package_args.append(said(_arg(_so_to_pt2(path), "package_path"), "options"))
                 extra += found.edits(src)
                 if found.rest:
                     package_args.append(_arg(value, "inductor_configs"))
             else:
                 # copy: aoti_compile_and_package mutates the dict it is given
-                package_args.append(_arg(cst.parse_expression(f"dict({_code(value)} or {{}})"), "inductor_configs"))
+                package_args.append(said(_arg(cst.parse_expression(f"dict({_code(value)} or {{}})"), "inductor_configs"),
+                                         "options"))
 
     edits: list[Edit] = list(extra)
     line_start = src.lines.starts[src.lines.line_of(stmt.start_byte)]
@@ -467,20 +514,20 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
     indent = _indent(src, call)
     if absorbed is not None and absorbed.moves:  # the export stays, the compile writes `path` where it is packaged
         if program is None and not hoisted:
-            edits.append(Edit(stmt.start_byte, stmt.end_byte, f"{ep} = {_call(EXPORT, export_args, indent)}"))
+            edits.append(Edit(stmt.start_byte, stmt.end_byte, f"{ep} = {_call(EXPORT, export_args, indent, notes)}"))
         else:
             edits.append(_drop_statement(src, stmt))
         packaged = absorbed.dst.parent.parent
-        edits.append(Edit(packaged.start_byte, packaged.end_byte, _call(PACKAGE, package_args, _indent(src, call, packaged))))
+        edits.append(Edit(packaged.start_byte, packaged.end_byte, _call(PACKAGE, package_args, _indent(src, call, packaged), notes)))
         return Fix(title="Migrate to torch.export.export + aoti_compile_and_package",
                    edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))), applicability=Applicability.UNSAFE)
     if program is None and not hoisted:
-        ep_stmt = f"{ep} = {_call(EXPORT, export_args, indent)}"
+        ep_stmt = f"{ep} = {_call(EXPORT, export_args, indent, notes)}"
         if prefix.strip():  # `a = 1; so = aot_compile(...)`: stay on the line
             edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}; "))
         else:
             edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}\n{prefix.decode()}"))
-    edits.append(Edit(call.start_byte, call.end_byte, _call(PACKAGE, package_args, indent)))
+    edits.append(Edit(call.start_byte, call.end_byte, _call(PACKAGE, package_args, indent, notes)))
     edits += _unpacked_result(src, stmt, call, ep, prefix.decode())
     return Fix(
         title="Migrate to torch.export.export + aoti_compile_and_package",
