@@ -23,7 +23,9 @@ editor, applied by the CLI only with `--unsafe-fixes`.
 
 - `aot_compile(model, args, kwargs, dynamic_shapes=ds, options=opts)` becomes
   `ep = torch.export.export(model, args, kwargs, dynamic_shapes=ds, strict=True)` (strict keeps
-  the old Dynamo tracing) and `torch._inductor.aoti_compile_and_package(ep, ...)`.
+  the old Dynamo tracing) and `torch._inductor.aoti_compile_and_package(ep, ...)`. A comment
+  above an argument, or at the end of its line, moves with what the argument becomes (the output
+  path's with `package_path=`).
 - `options` becomes `inductor_configs` (a copy: the new call mutates the dict it is given);
   `aot_inductor.output_path="x.so"` becomes `package_path="x.pt2"` (see below for the rest of
   the artifact).
