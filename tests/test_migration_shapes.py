@@ -1585,7 +1585,8 @@ def _check(root: Path, *paths: str) -> subprocess.CompletedProcess:
 def test_comments_beside_the_old_calls_arguments_move_with_them(tmp_path):
     """Zenasj/HBTGen-artifact's reproductions (the AOTI tutorial's call): a comment above an
     argument, or at the end of its line, stays with what that argument becomes; the output path's
-    goes with `package_path=`."""
+    goes with `package_path=`; the one after `(` (inference-benchmarks' `# type: ignore[...]`)
+    stays at the end of the line that opens the call in its place."""
     root = _project(tmp_path, {"m.py": """
         import os
         import torch
@@ -1603,8 +1604,8 @@ def test_comments_beside_the_old_calls_arguments_move_with_them(tmp_path):
     out = _diff(root)
     assert out.returncode == 1 and "not fixed" not in out.stderr, out.stderr
     new = [line[1:] for line in out.stdout.splitlines() if line.startswith(("+", " ")) and not line.startswith("+++")]
-    assert new[new.index("ep = torch.export.export(") + 1:new.index("so_path = torch._inductor.aoti_compile_and_package(")] == [
-        "    # compile once",
+    assert new[new.index("ep = torch.export.export(") + 1:new.index("so_path = torch._inductor.aoti_compile_and_package("
+                                                                   "  # compile once")] == [
         "    model,",
         "    example_inputs,",
         "    # Specify the first dimension of the input x as dynamic",
@@ -1612,7 +1613,7 @@ def test_comments_beside_the_old_calls_arguments_move_with_them(tmp_path):
         "    strict=True,",
         ")",
     ], out.stdout
-    assert new[new.index("so_path = torch._inductor.aoti_compile_and_package(") + 1:][:4] == [
+    assert new[new.index("so_path = torch._inductor.aoti_compile_and_package(  # compile once") + 1:][:4] == [
         "    ep,",
         "    # Specify the generated shared library path",
         '    package_path=os.path.join(os.getcwd(), "model.pt2"),  # nothing after this',

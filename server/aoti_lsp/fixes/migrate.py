@@ -320,11 +320,13 @@ def _arg(value: cst.BaseExpression, keyword: str | None = None) -> cst.Arg:
     )
 
 
-def _call(func: str, args: list[cst.Arg], indent: str | None = None, notes: dict | None = None) -> str:
+def _call(func: str, args: list[cst.Arg], indent: str | None = None, notes: dict | None = None,
+          opening: str | None = None) -> str:
     """One line, or one argument per line (at `indent` + 4) when the original call spanned lines.
     Written from the arguments' code (libcst's for a Call would parse `func` each time). `notes`:
     id(arg) -> (comment lines above it, its end-of-line comment), from the old call's argument
-    it stands for (_comments): a comment the user wrote beside an argument moves with it."""
+    it stands for (_comments): a comment the user wrote beside an argument moves with it.
+    `opening`: the comment after the old call's `(` (`# type: ignore[...]`), kept on that line."""
     parts = [f"{a.keyword.value}={_code(a.value)}" if a.keyword else _code(a.value) for a in args]
     if indent is None:
         return f"{func}({', '.join(parts)})"
@@ -333,12 +335,20 @@ def _call(func: str, args: list[cst.Arg], indent: str | None = None, notes: dict
         above, after = (notes or {}).get(id(a), ((), None))
         out += [f"{indent}    {c}\n" for c in above]
         out.append(f"{indent}    {p},{'  ' + after if after else ''}\n")
-    return f"{func}(\n" + "".join(out) + f"{indent})"
+    return f"{func}({'  ' + opening if opening else ''}\n" + "".join(out) + f"{indent})"
+
+
+def _opening(call: "cst.Call") -> str | None:
+    """The comment at the end of the line a call's `(` ends."""
+    ws = call.whitespace_before_args
+    comment = getattr(getattr(ws, "first_line", None), "comment", None)
+    return comment.value if comment is not None else None
 
 
 def _comments(call: "cst.Call") -> dict[int, tuple[list[str], str | None]]:
     """id(argument) -> (the comment lines above it, the comment at the end of its line) of a call
-    written over several lines; the comments after the last argument go with it."""
+    written over several lines; the comments after the last argument go with it (the one after
+    `(` is _opening's)."""
     cst = _libcst()
 
     def lines(ws) -> list[str]:
@@ -353,7 +363,7 @@ def _comments(call: "cst.Call") -> dict[int, tuple[list[str], str | None]]:
     args = list(call.args)
     for i, a in enumerate(args):
         before = call.whitespace_before_args if i == 0 else args[i - 1].comma.whitespace_after
-        above = ([c] if i == 0 and (c := first(before)) else []) + lines(before)
+        above = lines(before)
         after_ws = a.comma.whitespace_after if isinstance(a.comma, cst.Comma) else a.whitespace_after_arg
         after = first(after_ws)
         if i == len(args) - 1:  # comments between the last argument and `)`
@@ -518,7 +528,8 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
         else:
             edits.append(_drop_statement(src, stmt))
         packaged = absorbed.dst.parent.parent
-        edits.append(Edit(packaged.start_byte, packaged.end_byte, _call(PACKAGE, package_args, _indent(src, call, packaged), notes)))
+        edits.append(Edit(packaged.start_byte, packaged.end_byte, _call(PACKAGE, package_args, _indent(src, call, packaged), notes,
+                                                                         _opening(parsed))))
         return Fix(title="Migrate to torch.export.export + aoti_compile_and_package",
                    edits=tuple(sorted(edits, key=lambda e: (e.start, e.end))), applicability=Applicability.UNSAFE)
     if program is None and not hoisted:
@@ -527,7 +538,7 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
             edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}; "))
         else:
             edits.append(Edit(stmt.start_byte, stmt.start_byte, f"{ep_stmt}\n{prefix.decode()}"))
-    edits.append(Edit(call.start_byte, call.end_byte, _call(PACKAGE, package_args, indent, notes)))
+    edits.append(Edit(call.start_byte, call.end_byte, _call(PACKAGE, package_args, indent, notes, _opening(parsed))))
     edits += _unpacked_result(src, stmt, call, ep, prefix.decode())
     return Fix(
         title="Migrate to torch.export.export + aoti_compile_and_package",
