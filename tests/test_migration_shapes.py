@@ -1499,6 +1499,24 @@ def test_a_path_printed_in_a_command_for_another_script_migrates_with_that_scrip
         in check.stdout, check.stdout
 
 
+@pytest.mark.parametrize("hidden", ["exclude", "gitignore"])
+def test_a_script_outside_the_project_is_not_followed(tmp_path, hidden):
+    """The script a command names is edited only where it is a file of the project: excluded by
+    the configuration or .gitignore'd, it is not (as a loader there is not seen), and the compile
+    stays the user's call, naming it."""
+    root = _project(tmp_path, {"build.py": BUILD_AND_PRINT,
+                               "serve_test.py": "import sys, torch\nrunner = torch._export.aot_load(sys.argv[1], 'cuda')\n"})
+    if hidden == "exclude":
+        (root / "pyproject.toml").write_text((root / "pyproject.toml").read_text() + "[tool.aoti-lsp]\nexclude = ['serve_test.py']\n")
+    else:
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        (root / ".gitignore").write_text("serve_test.py\n")
+    out = _diff(root)
+    assert out.returncode == 1 and out.stdout == "", out.stdout
+    assert "its path is written into a command for `serve_test.py` (build.py:4)" in out.stderr, out.stderr
+    assert (root / "serve_test.py").read_text().count("aot_load") == 1
+
+
 def test_two_paths_printed_in_one_command_migrate_with_the_loaders_of_their_arguments(tmp_path):
     """flux_aoti.py's two compiles, `python flux_test.py {fmodel_path} {ae_decoder_path}`, and
     flux_test.py's `fmodel_path, ae_decoder_path = sys.argv[1:]`: matched argument for argument."""

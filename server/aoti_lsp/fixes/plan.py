@@ -756,15 +756,19 @@ def _commands_for(ctx) -> list[str]:
 
 def _script_path(ctx, script: str) -> str | None:
     """The project file a command's script names (`flux_test.py`): beside the file that writes the
-    command, else the one file of the project of that name; None where none or several."""
+    command, else the one file of the project of that name; None where none or several, or where
+    it is no file of the project (excluded by its configuration or .gitignore: never edited)."""
+    project = ctx.project
+    root = getattr(project, "root", None) if project is not None else None
+    scanned = getattr(project, "files", None)  # the project's files, as its run or index listed them
+    if not root or not scanned:
+        return None
     beside = os.path.normpath(os.path.join(os.path.dirname(ctx.source.abspath), script))
     if os.path.isfile(beside):
-        return beside
-    root = getattr(ctx.project, "root", None) if ctx.project is not None else None
-    if not root:
-        return None
+        return beside if beside in scanned else None
     name = os.path.basename(script)
-    found = ctx.project.memo(f"scripts named {name}", lambda: list(tree(root, lambda n: n == name)))
+    found = [p for p in project.memo(f"scripts named {name}", lambda: list(tree(root, lambda n: n == name)))
+             if p in scanned]
     return found[0] if len(found) == 1 else None
 
 

@@ -392,6 +392,7 @@ class AotiServer(LanguageServer):
             cfg = rooted(self.config_for(root), root)
             files, _ = discover([root], cfg)
             log.info("workspace index of %s: %d files", root, len(files))
+            self.project.files = getattr(self.project, "files", frozenset()) | frozenset(map(os.path.abspath, files))
             cache = Cache(root, cfg)
             for path, summary in runner.index(files, cfg, cache):
                 await asyncio.sleep(0)
@@ -678,6 +679,7 @@ def _fix_all(ls: AotiServer, doc: Document, unsafe: bool, codes: list[str] | Non
     # the migration: every file its artifacts reach, planned on a copy of the project
     project = Project(summaries=dict(ls.project.summaries), root=ls.project.root)
     project.reader = ls.open_data
+    project.files = getattr(ls.project, "files", None)
     from aoti_lsp.fixes.project_fix import fix_project  # here: the first diagnostics do not need it
 
     changed = {path: f for path, f in fix_project([doc.source()], cfg, True, project).items() if f.new != f.old}

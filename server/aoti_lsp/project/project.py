@@ -117,8 +117,8 @@ class Project:
         return {p: s[code] for p, s in self.summaries.items() if code in s}
 
     def __getstate__(self):
-        """Pickled for worker processes: summaries only (caches and the reader stay here)."""
-        return {k: v for k, v in self.__dict__.items() if k in ("summaries", "version", "root")}
+        """Pickled for worker processes: summaries and the file list (caches and the reader stay here)."""
+        return {k: v for k, v in self.__dict__.items() if k in ("summaries", "version", "root", "files")}
 
     def memo(self, name: str, build: Callable[[], Any]) -> Any:
         """A value derived from the summaries, rebuilt only when they change."""

@@ -469,6 +469,7 @@ class _Index:
             from aoti_lsp.project.project import Project
 
             self._project = Project(root=self.root)
+            self._project.files = frozenset(map(os.path.abspath, self.scan))  # what a plan may edit
             for path, summary in self.known.items():
                 self._project.update(path, summary)
         return self._project
