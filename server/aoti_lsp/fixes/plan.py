@@ -723,18 +723,9 @@ def _from_command_line(ctx, node: Node | None, at: int, depth: int = 0) -> bool:
         if found is not None:
             return _from_command_line(ctx, found[0], found[1].at, depth + 1)
         # `fmodel_path, ae_decoder_path = sys.argv[1:]`: unpacked from the command line (the one binding)
-        name = node.text.decode()
-        binding = ctx.names.lookup(name, at, ctx.names.scope_of(node))
-        if binding is None or binding.kind != LOCAL:
-            return False
-        for ident in ctx.facts.idents(name):
-            pattern = ident.parent
-            stmt = pattern.parent if pattern is not None and pattern.type in ("pattern_list", "tuple_pattern") else None
-            if stmt is not None and stmt.type == "assignment" and stmt.child_by_field_name("left") == pattern \
-                    and ctx.names.lookup(name, stmt.end_byte, ctx.names.scope_of(stmt)) is binding:
-                right = stmt.child_by_field_name("right")
-                return right is not None and right.type == "subscript" and _from_command_line(ctx, right, at, depth + 1)
-        return False
+        found = _unpacked(ctx, node, at)
+        right = found[0] if found is not None else None
+        return right is not None and right.type == "subscript" and _from_command_line(ctx, right, at, depth + 1)
     if node.type == "subscript":
         value = node.child_by_field_name("value")
         return value is not None and value.type == "attribute" and ctx.names.resolve(value) == "sys.argv"
@@ -891,31 +882,38 @@ def _argv_index(ctx, node: Node | None, at: int, depth: int = 0) -> int | None:
         found = ctx.facts.binding_value(node, at)
         if found is not None:
             return _argv_index(ctx, found[0], found[1].at, depth + 1)
-        name = node.text.decode()
-        binding = ctx.names.lookup(name, at, ctx.names.scope_of(node))
-        if binding is None or binding.kind != LOCAL:
+        found = _unpacked(ctx, node, at)
+        if found is None:
             return None
-        for ident in ctx.facts.idents(name):
-            pattern = ident.parent
-            stmt = pattern.parent if pattern is not None and pattern.type in ("pattern_list", "tuple_pattern") else None
-            if stmt is None or stmt.type != "assignment" or stmt.child_by_field_name("left") != pattern \
-                    or ctx.names.lookup(name, stmt.end_byte, ctx.names.scope_of(stmt)) is not binding:
-                continue
-            right = unwrap(stmt.child_by_field_name("right"))
-            if right is None or right.type != "subscript" or not _is_argv(ctx, right.child_by_field_name("value")):
-                return None
-            index = right.child_by_field_name("subscript")
-            if index is None or index.type != "slice" or any(c.type == ":" for c in index.children[2:]):
-                return None  # `sys.argv[1:]`, `sys.argv[1:3]`: nothing else is read as in order
-            low = index.children[0] if index.children else None
-            if low is None or low.type not in (":", "integer"):
-                return None  # `sys.argv[-2:]`: counted from the end
-            start = int(low.text) if low.type == "integer" else 0
-            return start + [c for c in pattern.named_children].index(ident)
-        return None
+        right, place = unwrap(found[0]), found[1]
+        if right is None or right.type != "subscript" or not _is_argv(ctx, right.child_by_field_name("value")):
+            return None
+        index = right.child_by_field_name("subscript")
+        if index is None or index.type != "slice" or any(c.type == ":" for c in index.children[2:]):
+            return None  # `sys.argv[1:]`, `sys.argv[1:3]`: nothing else is read as in order
+        low = index.children[0] if index.children else None
+        if low is None or low.type not in (":", "integer"):
+            return None  # `sys.argv[-2:]`: counted from the end
+        return (int(low.text) if low.type == "integer" else 0) + place
     if node.type == "subscript" and _is_argv(ctx, node.child_by_field_name("value")):
         index = node.child_by_field_name("subscript")
         return int(index.text) if index is not None and index.type == "integer" else None
+    return None
+
+
+def _unpacked(ctx, node: Node, at: int) -> tuple[Node | None, int] | None:
+    """(the value, the name's place in the pattern) of the assignment `a, b = value` that binds
+    the name `node` reads at `at` (its one binding there); None where it is bound otherwise."""
+    name = node.text.decode()
+    binding = ctx.names.lookup(name, at, ctx.names.scope_of(node))
+    if binding is None or binding.kind != LOCAL:
+        return None
+    for ident in ctx.facts.idents(name):
+        pattern = ident.parent
+        stmt = pattern.parent if pattern is not None and pattern.type in ("pattern_list", "tuple_pattern") else None
+        if stmt is not None and stmt.type == "assignment" and stmt.child_by_field_name("left") == pattern \
+                and ctx.names.lookup(name, stmt.end_byte, ctx.names.scope_of(stmt)) is binding:
+            return stmt.child_by_field_name("right"), pattern.named_children.index(ident)
     return None
 
 
