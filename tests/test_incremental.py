@@ -429,6 +429,44 @@ def test_a_statement_no_rule_reads_left_broken_keeps_the_next_aoti_keystroke_sli
     assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc)
 
 
+def test_a_new_statement_typed_and_deleted_keeps_the_next_aoti_keystroke_sliced():
+    """`x` typed at column 0 of a blank line inside a class (a new top-level statement: the class
+    ends there) and deleted again: the slice entry, which cannot follow the first edit, is kept
+    for one edit and the second restores its text, so the next keystroke in AOTI code is sliced
+    (it was a whole analysis: bench.py section c's spots). Any other next edit forgets it."""
+    from lsprotocol import types
+
+    text = generated_source(12, 400)
+    path = str(ROOT / "blank_generated.py")  # never written: the document is the editor's
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text, pause=True)
+    lines = text.split("\n")
+    blank = next(i for i, line in enumerate(lines) if not line and lines[i - 1].startswith("        ")
+                 and lines[i + 1].startswith("    def "))
+    aoti = next(i for i, line in enumerate(lines) if "aoti_load_package(" in line and i > blank)
+    versions = iter(range(1, 100))
+
+    def edit(line, col, end, new):
+        doc.apply([types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(line, col), types.Position(line, end)), text=new)], next(versions), "utf-16")
+        return ls.result(doc)
+
+    edit(blank, 0, 0, "x")
+    assert ls.sliced._last[doc.uri].behind
+    edit(blank, 0, 1, "")
+    col = lines[aoti].index("artifacts/") + len("artifacts/")
+    sliced = edit(aoti, col, col, "y")
+    assert getattr(sliced, "partial", False), "the AOTI keystroke after the typed-and-deleted `x` was analysed whole"
+    assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc)
+    edit(blank, 0, 0, "x")  # typed again, then another edit: forgotten, never sliced from
+    kept = ls.sliced._last[doc.uri]
+    assert kept.behind
+    whole = edit(aoti, col, col + 1, "")
+    assert not getattr(whole, "partial", False) and ls.sliced._last.get(doc.uri) is not kept
+    edit(blank, 0, 1, "")
+    assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc)
+
+
 SERVE = 'import torch\n\n\ndef serve(so_path, x):\n    y = x + 1\n    runner = torch._export.aot_load(so_path, "cpu")\n    return runner(y)\n'
 
 

@@ -154,6 +154,7 @@ class Entry:
         # slice until none is broken)
         self.broken: frozenset[int] = frozenset()
         self.tainted: frozenset[int] = frozenset()
+        self.behind = False  # the document moved on by an edit it could not follow (Slicer.follow)
 
     def by_label(self) -> dict[str, set[int]]:
         if self._by_label is None or self._by_label[0] is not self.labels:
@@ -457,12 +458,23 @@ class Slicer:
         if entry.config != config or entry.others != _others(project, source.path):
             self.forget(key)
             return
+        if entry.behind:  # the edit it could not follow undone (typed and deleted): itself again
+            if source.data == entry.source.data:
+                entry.behind = False
+            else:
+                self.forget(key)
+            return
         try:
             moved = follow(entry, source, config, project, result)
         except RecursionError:
             moved = False
-        if not moved:
+        if not moved and (entry.starts is None or entry.broken or entry.tainted or entry.source.data == source.data):
             self.forget(key)
+        elif not moved:
+            # kept one edit longer: `x` typed at column 0 of a blank line (a new statement) and
+            # deleted again finds it as it was; any other next edit forgets it (a slice from a
+            # text edits old would read everything between them)
+            entry.behind = True
 
     def prepare(self, key: str) -> None:
         """Read the last analysed text's statements, names and artifacts now (the server does it
@@ -490,6 +502,11 @@ class Slicer:
         entry = self._last.get(key)
         if entry is None or entry.config != config or entry.others != _others(project, source.path):
             return None
+        if entry.behind:
+            if source.data != entry.source.data:
+                self.forget(key)
+                return None
+            entry.behind = False
         try:
             got = slice_result(entry, source, config, project)
         except RecursionError:
