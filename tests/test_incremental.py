@@ -388,19 +388,34 @@ def test_the_editor_moves_its_findings_past_an_enter_in_aoti_code_and_slices_the
     assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc)
 
 
+def _editing(name: str, text: str):
+    """(server, document, edit(line, col, end, new) -> the server's result): a document of the
+    generated source opened as an editor does, typing settled."""
+    from lsprotocol import types
+
+    path = str(ROOT / name)  # never written: the document is the editor's
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text, pause=True)
+    versions = iter(range(1, 1000))
+
+    def edit(line, col, end, new):
+        doc.apply([types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(line, col), types.Position(line, end)), text=new)], next(versions), "utf-16")
+        return ls.result(doc)
+
+    return ls, doc, edit
+
+
 def test_a_statement_no_rule_reads_left_broken_keeps_the_next_aoti_keystroke_sliced():
     """`x` typed at the start of an ordinary statement (`xreturn ...`: a syntax error no rule
     sees) moves the last findings; the slice entry follows it with that statement broken, so a
     keystroke in AOTI code next is sliced (provisionally) instead of analysing the whole file
     (~300 ms in 20k lines, when the entry was dropped: bench.py section c's AOTI first token).
     Once typing settles the diagnostics are a fresh server's; deleting the `x` again is clean."""
-    from lsprotocol import types
-
     text = generated_source(12, 400)
-    path = str(ROOT / "broken_generated.py")  # never written: the document is the editor's
-    ls = inprocess.server()
-    doc = inprocess.opened(ls, Path(path).as_uri(), path, text, pause=True)
+    ls, doc, edit = _editing("broken_generated.py", text)
     lines = text.split("\n")
+
     def top(i):  # the top-level statement holding line i
         while not lines[i].startswith(("def ", "class ")):
             i -= 1
@@ -408,13 +423,6 @@ def test_a_statement_no_rule_reads_left_broken_keeps_the_next_aoti_keystroke_sli
 
     plain = next(i for i, line in enumerate(lines) if line.startswith("    return ") and top(i).startswith("def helper_"))
     aoti = next(i for i, line in enumerate(lines) if "aoti_load_package(" in line and i > plain)
-    versions = iter(range(1, 100))
-
-    def edit(line, col, end, new):
-        doc.apply([types.TextDocumentContentChangePartial(
-            range=types.Range(types.Position(line, col), types.Position(line, end)), text=new)], next(versions), "utf-16")
-        return ls.result(doc)
-
     at = len(lines[plain]) - len(lines[plain].lstrip())
     broken = edit(plain, at, at, "x")  # `xreturn ...`
     assert getattr(broken, "moved", None) is not None, "the broken ordinary statement was analysed, not moved"
@@ -434,23 +442,12 @@ def test_a_new_statement_typed_and_deleted_keeps_the_next_aoti_keystroke_sliced(
     ends there) and deleted again: the slice entry, which cannot follow the first edit, is kept
     for one edit and the second restores its text, so the next keystroke in AOTI code is sliced
     (it was a whole analysis: bench.py section c's spots). Any other next edit forgets it."""
-    from lsprotocol import types
-
     text = generated_source(12, 400)
-    path = str(ROOT / "blank_generated.py")  # never written: the document is the editor's
-    ls = inprocess.server()
-    doc = inprocess.opened(ls, Path(path).as_uri(), path, text, pause=True)
+    ls, doc, edit = _editing("blank_generated.py", text)
     lines = text.split("\n")
     blank = next(i for i, line in enumerate(lines) if not line and lines[i - 1].startswith("        ")
                  and lines[i + 1].startswith("    def "))
     aoti = next(i for i, line in enumerate(lines) if "aoti_load_package(" in line and i > blank)
-    versions = iter(range(1, 100))
-
-    def edit(line, col, end, new):
-        doc.apply([types.TextDocumentContentChangePartial(
-            range=types.Range(types.Position(line, col), types.Position(line, end)), text=new)], next(versions), "utf-16")
-        return ls.result(doc)
-
     edit(blank, 0, 0, "x")
     assert ls.sliced._last[doc.uri].behind
     edit(blank, 0, 1, "")
