@@ -258,27 +258,11 @@ def _python_list(ctx, node) -> bool:
     node = unparen(node) if node is not None else None
     if node is None or node.type != "identifier":
         return False
-    binding = ctx.names.lookup(text(node), node.start_byte, ctx.names.scope_of(node))
-    value = _bound_value(ctx, binding) if binding is not None else None
+    found = ctx.facts.binding_value(node, node.start_byte)  # `losses = []`, or its item of `a, b = [], []`
+    value = unparen(found[0]) if found is not None else None
     if value is not None and value.type == "binary_operator":  # `[None] * n`
         value = unparen(value.child_by_field_name("left"))
     return value is not None and value.type in _LISTS
-
-
-def _bound_value(ctx, binding):
-    """What a binding's name was given: its `name = value`, or its item of `a, b = x, y`."""
-    if binding.value is not None:
-        return unparen(binding.value)
-    node = ctx.source.tree.root_node.descendant_for_byte_range(binding.at, binding.at)
-    while node is not None and not (node.type == "assignment" and node.start_byte == binding.at):
-        node = node.parent
-    left = node.child_by_field_name("left") if node is not None else None
-    right = unparen(node.child_by_field_name("right")) if node is not None else None
-    if left is None or right is None or left.type not in ("pattern_list", "tuple_pattern") \
-            or right.type not in ("expression_list", "tuple") or len(left.named_children) != len(right.named_children):
-        return None
-    names = [text(c) if c.type == "identifier" else None for c in left.named_children]
-    return unparen(right.named_children[names.index(binding.name)]) if binding.name in names else None
 
 
 def _from_inputs(flow: Flow, node) -> bool:
