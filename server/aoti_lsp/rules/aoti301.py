@@ -158,10 +158,10 @@ the entry script before `import torch`."""
     def _restores(ctx, name: str, string: Node) -> bool:
         """`os.environ[NAME] = orig` where `orig = os.environ.get(NAME)` (or os.getenv, a read of
         os.environ[NAME]) was read before: FBGEMM's tests restore what they changed."""
+        from aoti_lsp.analysis.facts import unwrap  # only where a debug variable is written
+
         assignment = string.parent.parent if string.parent is not None else None
-        value = assignment.child_by_field_name("right") if assignment is not None and assignment.type == "assignment" else None
-        while value is not None and value.type == "parenthesized_expression" and value.named_child_count == 1:
-            value = value.named_children[0]
+        value = unwrap(assignment.child_by_field_name("right")) if assignment is not None and assignment.type == "assignment" else None
         if value is None or value.type != "identifier":
             return False
         binding = ctx.names.lookup(value.text.decode(), value.start_byte, ctx.names.scope_of(value))
