@@ -338,11 +338,16 @@ def _call(func: str, args: list[cst.Arg], indent: str | None = None, notes: dict
     return f"{func}({'  ' + opening if opening else ''}\n" + "".join(out) + f"{indent})"
 
 
+def _line_comment(ws) -> str | None:
+    """The comment ending the line a piece of whitespace starts on (libcst keeps it there)."""
+    if isinstance(ws, _libcst().ParenthesizedWhitespace) and ws.first_line.comment is not None:
+        return ws.first_line.comment.value
+    return None
+
+
 def _opening(call: "cst.Call") -> str | None:
     """The comment at the end of the line a call's `(` ends."""
-    ws = call.whitespace_before_args
-    comment = getattr(getattr(ws, "first_line", None), "comment", None)
-    return comment.value if comment is not None else None
+    return _line_comment(call.whitespace_before_args)
 
 
 def _comments(call: "cst.Call") -> dict[int, tuple[list[str], str | None]]:
@@ -354,11 +359,7 @@ def _comments(call: "cst.Call") -> dict[int, tuple[list[str], str | None]]:
     def lines(ws) -> list[str]:
         return [e.comment.value for e in ws.empty_lines if e.comment] if isinstance(ws, cst.ParenthesizedWhitespace) else []
 
-    def first(ws) -> str | None:
-        if isinstance(ws, cst.ParenthesizedWhitespace) and ws.first_line.comment is not None:
-            return ws.first_line.comment.value
-        return None
-
+    first = _line_comment
     out: dict[int, tuple[list[str], str | None]] = {}
     args = list(call.args)
     for i, a in enumerate(args):
@@ -502,9 +503,9 @@ def compile_fix(ctx, call: Node, qualname: str) -> Fix:
                 package_args.append(_arg(cst.parse_expression(src.node_text(absorbed.dst)), "package_path"))
                 if not absorbed.moves:
                     extra += _absorbed(src, stmt, absorbed.stmt, absorbed.hoist)
-            if kept:
-                package_args.append(said(_arg(value.with_changes(elements=kept), "inductor_configs"),
-                                         "options" if out_path is None else ""))
+            if kept:  # the options' comments went with the output path, where it had one
+                configs = _arg(value.with_changes(elements=kept), "inductor_configs")
+                package_args.append(said(configs, "options") if out_path is None else configs)
         else:
             found = options_of(ctx, call, ts_bound["options"][0])
             if found.pair is not None:  # `opts = {"aot_inductor.output_path": p, ...}` read only here
