@@ -459,10 +459,7 @@ class Slicer:
             self.forget(key)
             return
         if entry.behind:  # the edit it could not follow undone (typed and deleted): itself again
-            if source.data == entry.source.data:
-                entry.behind = False
-            else:
-                self.forget(key)
+            self._resumed(key, entry, source.data)
             return
         try:
             moved = follow(entry, source, config, project, result)
@@ -475,6 +472,15 @@ class Slicer:
             # deleted again finds it as it was; any other next edit forgets it (a slice from a
             # text edits old would read everything between them)
             entry.behind = True
+
+    def _resumed(self, key: str, entry: Entry, data: bytes) -> bool:
+        """A `behind` entry given the document's text: current again where that is its own
+        text, else forgotten (False)."""
+        if data != entry.source.data:
+            self.forget(key)
+            return False
+        entry.behind = False
+        return True
 
     def prepare(self, key: str) -> None:
         """Read the last analysed text's statements, names and artifacts now (the server does it
@@ -502,11 +508,8 @@ class Slicer:
         entry = self._last.get(key)
         if entry is None or entry.config != config or entry.others != _others(project, source.path):
             return None
-        if entry.behind:
-            if source.data != entry.source.data:
-                self.forget(key)
-                return None
-            entry.behind = False
+        if entry.behind and not self._resumed(key, entry, source.data):
+            return None
         try:
             got = slice_result(entry, source, config, project)
         except RecursionError:
