@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from functools import cached_property
 from collections.abc import Iterable
 
@@ -35,7 +34,7 @@ from aoti_lsp.analysis.facts import (MARK_DYNAMIC, NEW_LOAD, SET_DEFAULT, SET_DT
                             is_fstring, string_value, unwrap)
 from aoti_lsp.analysis.names import DEF, positional_names
 from aoti_lsp.analysis.records import record, set_field
-from aoti_lsp.analysis.source import descendants
+from aoti_lsp.analysis.source import descendants, whole_words
 from aoti_lsp.analysis.treesitter import Node
 
 CODES = ("AOTI101", "AOTI102", "AOTI103")
@@ -43,8 +42,7 @@ TRIGGERS = ("aot_load", "load_package", "aot_compile", "aoti_compile_and_package
 
 _DEV, _SHAPES = tables.section("devices"), tables.section("shapes")
 DEVICE_TYPES = set(_DEV["types"])
-_DEVICE = re.compile(r"^([a-z_]+)(?::(\d+))?$")
-_ACCELERATOR = re.compile(rb"\b(?:cuda|accelerator|mps|xpu)\b")  # _accelerated_inside
+_ACCELERATOR = (b"cuda", b"accelerator", b"mps", b"xpu")  # _accelerated_inside: whole words
 _DEVICE_PREFIX = lazyre.compile(r"^([a-z_]+):")
 FACTORIES, LIKE, ALWAYS_CPU = set(_DEV["factories"]), set(_DEV["like"]), set(_DEV["always_cpu"])
 KEEP_DEVICE = set(_DEV["keep_device"])
@@ -236,11 +234,20 @@ def delete_argument(data: bytes, arg: Node) -> tuple[int, int]:
     return arg.start_byte, end
 
 
-def parse_device(text: str) -> tuple[str, int | None] | None:
-    m = _DEVICE.match(text)
-    if m is None or m.group(1) not in DEVICE_TYPES:
+def split_device(text: str) -> tuple[str, str | None] | None:
+    """("cuda", "1") of "cuda:1", ("cpu", None) of "cpu": a lowercase type and an optional
+    index, as spelt; None for anything else. Read without `re` (names.py says why)."""
+    kind, colon, index = text.partition(":")
+    if not kind or kind.strip("abcdefghijklmnopqrstuvwxyz_") or (colon and not index.isdecimal()):
         return None
-    return m.group(1), int(m.group(2)) if m.group(2) is not None else None
+    return kind, index if colon else None
+
+
+def parse_device(text: str) -> tuple[str, int | None] | None:
+    split = split_device(text)
+    if split is None or split[0] not in DEVICE_TYPES:
+        return None
+    return split[0], int(split[1]) if split[1] is not None else None
 
 
 class Analysis:
@@ -938,7 +945,7 @@ class Analysis:
         made there whatever the example inputs' device (public code passes CPU tensors only for
         their sizes; the package then records "cuda"). Not found: the inputs decide, as before."""
         cls = self._model_class(site)
-        return cls is not None and _ACCELERATOR.search(cls.text) is not None
+        return cls is not None and next(whole_words(cls.text, _ACCELERATOR), None) is not None
 
     def _model_class(self, site: CompileSite) -> Node | None:
         """The class definition, in this file, of the exported module (`Net()`, `Net().eval()`,

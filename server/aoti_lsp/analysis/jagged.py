@@ -17,9 +17,7 @@ are followed across calls (`Model.complete_params`). Everything unsure stays sil
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 from collections.abc import Iterable, Iterator
 from functools import cached_property, lru_cache
 
@@ -42,7 +40,7 @@ OPTION = "jagged-names"
 COMPLETE_CUMSUMS = frozenset({"asynchronous_complete_cumsum", "complete_cumsum"})
 COMPLETE_BY_NAME = ("cu_seqlens*",)
 # what a docstring says of complete offsets: "x_offsets: (B + 1,)", "with a leading zero"
-_DOCUMENTED_COMPLETE = lazyre.compile(r"\(?\s*\w*\s*\+\s*1\s*,?\s*\)?|leading (?:0|zero)|complete (?:cumsum|offsets)", re.I)
+_DOCUMENTED_COMPLETE = lazyre.compile(r"(?i)\(?\s*\w*\s*\+\s*1\s*,?\s*\)?|leading (?:0|zero)|complete (?:cumsum|offsets)")
 # the flat data of a jagged pair: jagged too when a lengths/offsets parameter sits beside it
 PAIRED_VALUES = ("values", "*_values", "jagged_data")
 SUMMARY_CODES = ("AOTI201", "AOTI202")  # both rules read one summary, stored by the first enabled
@@ -146,8 +144,8 @@ def _called(data: bytes, word: str) -> bool:
 # what qualifies an imported class by its name alone (a package's own name, `from . import M`)
 _PLAIN_IMPORT = lazyre.compile(rb"from[ \t]+\.+[ \t]*import\b")  # a literal first: searched fast
 # an import statement, a parenthesised list of names with it (a `\` continuation: one more line)
-_IMPORT_STATEMENT = lazyre.compile(rb"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)"
-                                   rb"|import[ \t]+[^\n]*(?:\\\n[^\n]*)*)", re.M)
+_IMPORT_STATEMENT = lazyre.compile(rb"(?m)^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)"
+                                   rb"|import[ \t]+[^\n]*(?:\\\n[^\n]*)*)")
 _WORD = lazyre.compile(rb"\w+")
 _WORD_BYTE = [chr(b).isalnum() or b == 0x5F or b >= 0x80 for b in range(256)]
 
@@ -172,12 +170,25 @@ def jagged_patterns(config) -> tuple[str, ...]:
 def is_jagged_name(name: str, patterns: Iterable[str]) -> bool:
     if isinstance(patterns, tuple):
         return _matches(name, patterns)
+    import fnmatch  # here: it imports `re`, which a file with no jagged name needs not (names.py)
+
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def patterns_spelt(patterns: Iterable[str], data: bytes) -> bool:
+    """Whether every literal piece of some pattern is in `data` (or a pattern has none): else no
+    name in `data` is jagged, and no `re` (fnmatch's, a regex's) is needed to say so."""
+    for p in patterns:
+        if all(x.encode() in data for x in p.replace("?", "*").split("*") if x):
+            return True
+    return False
 
 
 @lru_cache(maxsize=65536)
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     # the same few hundred names asked again on every statement a keystroke reads
+    import fnmatch
+
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
@@ -548,7 +559,7 @@ class ExportSite:
 
 
 _DEFINITIONS = ("class_definition", "function_definition", "decorated_definition")
-CLASS_NAME = lazyre.compile(rb"^[ \t]*class[ \t]+([A-Za-z_]\w*)", re.M)
+CLASS_NAME = lazyre.compile(rb"(?m)^[ \t]*class[ \t]+([A-Za-z_]\w*)")
 
 
 @record("path", "start", "end", "line", "args", "facts")
@@ -1153,6 +1164,8 @@ class Model:
     def complete_keywords(self) -> list[tuple[str, bool]]:
         """(name, complete) for the jagged keyword arguments of this file's calls (summary)."""
         src, out = self.ctx.source, set()
+        if not patterns_spelt(self.patterns, src.data):
+            return []
         names = {m.decode() for m in _KEYWORD.findall(src.data)}
         for name in names:
             if is_jagged_name(name, self.patterns) and not is_jagged_name(name, PAIRED_VALUES):
@@ -1303,7 +1316,7 @@ def _decorators(func: Node) -> set[str]:
             if d.type == "decorator" and d.named_children}
 
 
-_KEYWORD = re.compile(rb"[(,]\s*([A-Za-z_]\w*)\s*=(?!=)")
+_KEYWORD = lazyre.compile(rb"[(,]\s*([A-Za-z_]\w*)\s*=(?!=)")
 
 
 # where a file's text says `export(` (ONNX's, TorchScript's, an app's own `def export(`), its

@@ -8,19 +8,18 @@ local definitions that shadow a name, function parameters, try/except ImportErro
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from functools import cached_property
 
 from aoti_lsp.analysis.records import record
-from aoti_lsp.analysis.source import descendants
+from aoti_lsp.analysis.source import descendants, whole_words
 from aoti_lsp.analysis.treesitter import Node
 
 IMPORT, ALIAS, LOCAL, DEF, SHIM = "import", "alias", "local", "def", "shim"
 SCOPE_TYPES = ("function_definition", "lambda", "class_definition")
 IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
-_OPENER = re.compile(rb"\b(?:def|class|lambda)\b")  # the keywords that open a scope
-_DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")  # no space, comment or bracket inside
+# the keywords that open a scope; found by bytes.find, as names are read without `re` (treesitter.py)
+_OPENERS = (b"def", b"class", b"lambda")
 LOOKUPS = [0]  # binding look-ups made, for the test that def-use stays linear in the uses
 
 
@@ -72,7 +71,7 @@ def dotted_parts(node: Node) -> list[str] | None:
     """`a.b.c` -> ["a", "b", "c"]; None for anything that is not a plain dotted name."""
     if node.type in ("identifier", "attribute"):
         text = node.text
-        if _DOTTED.fullmatch(text) and not node.has_error:  # spelt as one: its text says, no walk down
+        if _spelt_dotted(text) and not node.has_error:  # spelt as one: its text says, no walk down
             return text.decode().split(".")
     parts: list[str] = []
     while node.type == "attribute":
@@ -86,6 +85,11 @@ def dotted_parts(node: Node) -> list[str] | None:
         return None
     parts.append(node.text.decode())
     return parts[::-1]
+
+
+def _spelt_dotted(text: bytes) -> bool:
+    """ASCII names joined by dots, nothing else (no space, comment or bracket inside)."""
+    return all(p.replace(b"_", b"a").isalnum() and not p[:1].isdigit() for p in text.split(b"."))
 
 
 class Names:
@@ -155,10 +159,10 @@ class Names:
             found = self._openers[k] = []
             text = chunk.text
             base = chunk.start_byte
-            for m in _OPENER.finditer(text):
-                at = base + m.start()
-                word = chunk.descendant_for_byte_range(at, base + m.end())
-                if word is None or word.type != m.group().decode():
+            for start, end, keyword in whole_words(text, _OPENERS):
+                at = base + start
+                word = chunk.descendant_for_byte_range(at, base + end)
+                if word is None or word.type != keyword.decode():
                     continue  # spelt in a string, a comment or a longer name
                 opener = word.parent
                 if opener is None or opener.type not in SCOPE_TYPES:

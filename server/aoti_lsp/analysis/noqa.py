@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 from aoti_lsp import lazyre
 
+# `re` is imported where a line holds a noqa comment: a check of a file without one needs none.
 # `# noqa` alone suppresses everything on the line; `# noqa: AOTI001, AOTI002` only those.
 NOQA = lazyre.compile(
-    rb"""
+    rb"""(?ix)                             # any case, verbose
     \#\s*noqa                              # the marker, any case
     (?::\s*(?P<codes>                      # optional ': CODE[, CODE...]'
         [A-Z][A-Z0-9]*                     # the first code, digits or not: `noqa: NOPE` is a
@@ -16,8 +15,7 @@ NOQA = lazyre.compile(
         (?:\s*,\s*[A-Z][A-Z0-9]*            # more codes after commas
           |\s+[A-Z]+[0-9]+\b)*              # or spaces (then digits: `noqa: AOTI001 why` is a reason)
     ))?
-    """,
-    re.IGNORECASE | re.VERBOSE,
+    """
 )
 
 
@@ -29,6 +27,8 @@ def noqa_codes(line: bytes) -> set[str] | None:
     codes = m.group("codes")
     if codes is None:
         return set()
+    import re
+
     return {c.decode().upper() for c in re.split(rb"[\s,]+", codes) if c}
 
 
@@ -60,6 +60,8 @@ def unknown_noqa(source) -> list[tuple[str, int]]:
 def looks_ours(code: str) -> bool:
     """An AOTI-looking code (`AOTI1O2`, `AOIT001`, `AOT101`): a typo of ours to warn about.
     Anything else (`E501`, `RUF`, `PLR2004`) belongs to another linter sharing the comment."""
+    import re
+
     letters = re.match(r"[A-Z]*", code).group()
     return letters.startswith("AOTI") or _near("AOTI", letters)
 
@@ -90,6 +92,8 @@ def add_code(line: str, code: str) -> str:
     codes = m.group("codes")
     if codes is None:
         return line  # blanket noqa already covers it
+    import re
+
     listed = [c.decode() for c in re.split(rb"[\s,]+", codes) if c]
     if code in listed:
         return line

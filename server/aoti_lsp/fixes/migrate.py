@@ -15,7 +15,6 @@ then builds the fix at once, as libcst decides.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from aoti_lsp.analysis.facts import REF, bind, static_export
@@ -123,7 +122,6 @@ def _program_inputs(model: str, splat: str) -> bool:
 
 # the kinds of argument libcst binds: what `_args` makes of a call, read from tree-sitter
 _SPLATS = ("list_splat", "dictionary_splat")
-_STRING_PREFIX = re.compile(r"^[rRuUbB]*$")
 
 
 def _ts_args(call: Node, names: list[str]) -> dict[str, tuple[Node, bool]]:
@@ -194,7 +192,7 @@ def _ts_simple_string(node: Node) -> str | bytes | None:
     prefix = start.text.decode().rstrip("'\"") if start is not None and start.type == "string_start" else ""
     if "f" in prefix.lower():
         return None  # a FormattedString
-    if not _STRING_PREFIX.match(prefix):
+    if prefix.strip("rRuUbB"):
         raise Unsure(f"a string prefixed {prefix!r}")
     if "b" not in prefix.lower():
         from aoti_lsp.analysis.facts import _plain_body
@@ -1470,7 +1468,7 @@ def _binding_names_output_path(ctx, call: Node, name: str) -> bool:
 
 
 # -- load ------------------------------------------------------------------------------------
-DEVICE = re.compile(r"^(cpu|cuda|xpu|mps)(?::(\d+))?$")
+OLD_LOAD_TYPES = ("cpu", "cuda", "xpu", "mps")  # the device types aot_load accepts
 RUN_TIME = "run time"  # device_index: the device's index is read when the loader runs
 
 
@@ -1547,11 +1545,13 @@ def device_index(ctx, call: Node, node: Node) -> str | None:
         if _plain_read(_bare(node)):
             return RUN_TIME
         raise CannotFix(DEVICE_UNKNOWN.format(ctx.source.node_text(node)[:40]))
-    matches = [DEVICE.match(v) for v in sorted(values)]
-    bad = [v for v, m in zip(sorted(values), matches) if m is None]
+    from aoti_lsp.analysis.devices import split_device
+
+    splits = [split_device(v) for v in sorted(values)]
+    bad = [v for v, m in zip(sorted(values), splits) if m is None or m[0] not in OLD_LOAD_TYPES]
     if bad:
         raise CannotFix(f"the device can be `{bad[0]}`, which aot_load rejects (Unsupported device)")
-    indices = {m.group(2) for m in matches}
+    indices = {m[1] for m in splits}
     if len(indices) > 1:
         raise CannotFix(f"the device is one of {', '.join(repr(v) for v in sorted(values))}: aoti_load_package "
                         "takes only an index, and an index on a CPU package fails")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 from functools import lru_cache
 
 from aoti_lsp.analysis.findings import Finding, Related
 from aoti_lsp.analysis.jagged import (
     summary_owner,
     jagged_patterns,
+    patterns_spelt,
     DEFAULT_JAGGED_NAMES,
     Flow,
     Model,
@@ -24,10 +24,16 @@ from aoti_lsp.analysis.jagged import (
 )
 from aoti_lsp.rules._jagged import JaggedRule
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    import re
+
 _NAMES = ", ".join(f"`{n}`" for n in DEFAULT_JAGGED_NAMES)
 
 
 def short(node, limit: int = 60) -> str:
+    import re  # here, not at the top: a check that finds nothing here needs no `re` (names.py)
+
     s = re.sub(r"\s+", " ", text(node))
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
@@ -79,6 +85,8 @@ def where(ctx, export) -> str:
 def _jagged_param(patterns: tuple[str, ...], any_def: bool) -> "re.Pattern[bytes]":
     """`def forward(... lengths ...)` (any def name when `any_def`): a parameter list (one level
     of nested brackets) naming a jagged input."""
+    import re
+
     names = b"|".join(re.escape(p.encode()).replace(rb"\*", rb"\w*").replace(rb"\?", rb"\w") for p in patterns)
     func = rb"\w+" if any_def else rb"forward"
     # `def(?<!\wdef)`: `\bdef` with the literal first, so the search skips to each `def` (5x faster)
@@ -89,6 +97,8 @@ def _jagged_param(patterns: tuple[str, ...], any_def: bool) -> "re.Pattern[bytes
 def _jagged_taken(patterns: tuple[str, ...]) -> "re.Pattern[bytes]":
     """`uih_lengths = features["uih.lengths"]` / `= batch.lengths`: a jagged tensor taken out of
     an input (Flow.carried). A prefilter: a leading `*` is dropped, so the scan looks for literals."""
+    import re
+
     names = b"|".join(re.escape(p.lstrip("*").encode()).replace(rb"\*", rb"\w*").replace(rb"\?", rb"\w") for p in patterns)
     return re.compile(rb"(?:" + names + rb")[ \t]*=[ \t]*[A-Za-z_]\w*[ \t]*[\[.]")
 
@@ -97,7 +107,7 @@ def _jagged_taken(patterns: tuple[str, ...]) -> "re.Pattern[bytes]":
 def _taken_starts(patterns: tuple[str, ...]) -> tuple[bytes, ...] | None:
     """The literal each of _jagged_taken's alternatives starts with (None when one is shorter than
     3 bytes, a wildcard at once included: too common to be worth finding): every match starts at one."""
-    starts = tuple(re.split(r"[*?]", p.lstrip("*"), maxsplit=1)[0].encode() for p in patterns)
+    starts = tuple(p.lstrip("*").replace("?", "*").split("*", 1)[0].encode() for p in patterns)
     return None if not all(len(s) >= 3 for s in starts) else tuple(dict.fromkeys(starts))
 
 
@@ -326,6 +336,8 @@ fast = torch.compile(Pool())
         # without a compile call in the file, only a `forward` can be a target
         any_def = any(map(source.has, self.requires_any[1:]))
         patterns = jagged_patterns(config)
+        if not patterns_spelt(patterns, source.data):  # then neither regex can match
+            return False
         return _jagged_param(patterns, any_def).search(source.data) is not None or \
             _taken(patterns, source.data)
 
