@@ -467,6 +467,114 @@ def test_a_new_statement_typed_and_deleted_keeps_the_next_aoti_keystroke_sliced(
 SERVE = 'import torch\n\n\ndef serve(so_path, x):\n    y = x + 1\n    runner = torch._export.aot_load(so_path, "cpu")\n    return runner(y)\n'
 
 
+def test_a_new_statement_typed_and_kept_keeps_the_next_aoti_keystroke_sliced():
+    """A line of code typed between two top-level functions (a new statement no rule reads),
+    kept, then an AOTI keystroke: sliced, not analysed whole; the same after the statement grows
+    and after a whole function is deleted. Each time the diagnostics equal a fresh server's.
+    The slice entry could not follow a change in the number of statements: the AOTI keystroke
+    after one was a whole analysis (~300 ms in 20k lines)."""
+    from lsprotocol import types
+
+    text = generated_source(12, 400)
+    path = str(ROOT / "recount_generated.py")  # never written: the document is the editor's
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text, pause=True)
+    versions = iter(range(1, 100))
+
+    def lines():
+        return doc.source().data.decode().split("\n")
+
+    def edit(line, col, end_line, end, new):
+        doc.apply([types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(line, col), types.Position(end_line, end)), text=new)], next(versions), "utf-16")
+        return ls.result(doc)
+
+    def aoti_keystroke():
+        now = lines()
+        at = next(i for i, line in enumerate(now) if "aoti_load_package(" in line and "artifacts/" in line)
+        col = now[at].index("artifacts/") + len("artifacts/")
+        sliced = edit(at, col, at, col, "y")
+        assert getattr(sliced, "partial", False), "the AOTI keystroke was analysed whole"
+        assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc)
+
+    now = lines()
+    blank = next(i for i, line in enumerate(now) if i > 60 and not line and not now[i - 1]
+                 and now[i + 1].startswith("def helper_"))
+    count = len(ls.sliced._last[doc.uri].starts)
+    edit(blank, 0, blank, 0, "p")  # a new statement, kept
+    entry = ls.sliced._last[doc.uri]
+    assert not entry.behind and len(entry.starts) == count + 1
+    aoti_keystroke()
+    edit(blank, 1, blank, 1, "rint(len(sys.argv))")  # it grows (the same statements)
+    aoti_keystroke()
+    now = lines()
+    first = next(i for i, line in enumerate(now) if line.startswith("def helper_3("))
+    last = next(i for i in range(first + 1, len(now)) if now[i] and not now[i].startswith(" ")) - 1
+    edit(first, 0, last, 0, "")  # a whole function deleted, its blank lines kept
+    assert len(ls.sliced._last[doc.uri].starts) == count  # +1 typed, -1 deleted
+    aoti_keystroke()
+
+
+STATEMENTS = ["p", "print(len(rows))\n", "def g():\n    return 1\n", "log = []\n", "class K:\n    pass\n",
+              "if DEBUG:\n    print(1)\n", "x", "import sys\n", "torch.set_default_device('cuda')\n"]
+
+
+def test_statements_typed_and_deleted_between_aoti_keystrokes_match_a_fresh_server():
+    """A random walk through the editor's path: whole top-level statements typed on blank lines
+    (kept) or deleted, other keystrokes, pauses, and keystrokes inside AOTI code; after each
+    edit the diagnostics equal a fresh server's. It counts the statement-count changes the slice
+    entry followed (slice._recounted): too few and it proves nothing."""
+    from lsprotocol import types
+    from aoti_lsp.analysis import slice as slice_mod
+
+    followed = []
+    real = slice_mod._recounted
+
+    def counted(*args):
+        moved = real(*args)
+        followed.append(moved)
+        return moved
+
+    text = generated_source(40, 900)
+    path = str(ROOT / "walk_generated.py")  # never written: the document is the editor's
+    ls = inprocess.server()
+    doc = inprocess.opened(ls, Path(path).as_uri(), path, text, pause=True)
+    rng = random.Random(5)
+    slice_mod._recounted = counted
+    try:
+        for version in range(1, 81):
+            text = doc.data.decode()
+            lines = text.split("\n")
+            kind = rng.random()
+            if kind < 0.45:  # a statement typed at the start of a blank line between two top-level ones
+                i = rng.choice([k for k, line in enumerate(lines) if not line and k
+                                and next((x for x in lines[k:] if x), "x")[:1] not in " \t"])
+                start = end = sum(len(line) + 1 for line in lines[:i])
+                new = rng.choice(STATEMENTS)
+            elif kind < 0.7:  # a top-level statement deleted, its line break with it
+                node = rng.choice(doc.source().tree.root_node.named_children)
+                start, end, new = node.start_byte, node.end_byte + 1, ""
+            else:  # a keystroke inside AOTI code
+                at = rng.choice([k for k, line in enumerate(lines) if "artifacts/" in line])
+                start = end = sum(len(line) + 1 for line in lines[:at]) + lines[at].index("artifacts/") + len("artifacts/")
+                new = rng.choice("yz")
+            data = doc.data
+            a, b = doc.lines.position(start, "utf-16"), doc.lines.position(min(end, len(data)), "utf-16")
+            doc.apply([types.TextDocumentContentChangePartial(
+                range=types.Range(types.Position(*a), types.Position(*b)), text=new)], version, "utf-16")
+            ls.update_summary(doc.path, doc.source())
+            items = ls.diagnostics(doc)
+            if ls.analysed.provisional(doc.uri) or getattr(ls.result(doc), "provisional", False) or rng.random() < 0.5:
+                ls.flush_summaries()
+                ls.verify_results()
+                ls.settled()  # typing pauses: what the next keystroke's slice reads is read now
+                items = ls.diagnostics(doc)
+            assert items == inprocess.fresh_diagnostics(doc), f"edit {version}: diagnostics differ from a fresh server's"
+    finally:
+        slice_mod._recounted = real
+    assert sum(followed) >= 5, f"the entry followed only {sum(followed)} of {len(followed)} statement-count changes"
+
+
 def test_an_enter_moves_the_line_a_fix_title_cites():
     """A display-only migration's title cites its load as `serve.py:6`; an Enter above it moves
     the finding, and the title (the code action's, in the diagnostic's data) says line 7, as a
