@@ -34,7 +34,7 @@ from aoti_lsp.project import config as configmod
 from aoti_lsp.analysis.engine import Result, analyze
 from aoti_lsp.project import runner
 from aoti_lsp.project.cache import Cache, content_hash
-from aoti_lsp.project.files import discover, find_root, rooted
+from aoti_lsp.project.files import PY_SUFFIXES, discover, find_root, rooted
 from aoti_lsp.analysis.findings import LazyFix, tier
 from aoti_lsp.fixes.fixer import applicable, fix_source
 from aoti_lsp.lsp.capabilities import ResolvedClientCapabilities
@@ -94,6 +94,7 @@ class AotiServer(LanguageServer):
         self._results: dict[str, tuple[tuple, Result]] = {}
         self._diagnostics: dict[str, tuple[Result, list, str, bytes]] = {}  # uri -> (result, its diagnostics, encoding, text)
         self.roots: list[str] = []
+        self.unlisted: set[str] = set()  # saved files a listing did not hold (relist)
         self.generation = 0  # bumps when settings or config files change: part of result ids
         self.config_errors: set[str] = set()
         self.sent = Sent()  # what each document's client holds: refresh only what changed
@@ -373,6 +374,34 @@ class AotiServer(LanguageServer):
                 changed |= self.update_summary(path, _disk_source(path))
         return changed
 
+    def relist(self) -> bool:
+        """The workspace folders' project files listed again, as the index listed them (a Python
+        file created, deleted or first saved since): True when they changed. Project.files says
+        which script a printed command is followed into (plan._script_path); a script written
+        after the index was not, until the server started again."""
+        if self.indexing or not self.roots or getattr(self.project, "files", None) is None:
+            return False  # the index lists them itself (or has not yet)
+        files: frozenset[str] = frozenset()
+        for root in dict.fromkeys(find_root([folder]) for folder in self.roots):
+            files |= frozenset(map(os.path.abspath, discover([root], rooted(self.config_for(root), root))[0]))
+        self.unlisted.clear()
+        if files == self.project.files:
+            return False
+        self.project.files = files
+        return True
+
+    def saved_unlisted(self, path: str) -> bool:
+        """relist() for a saved file the project's files lack (a new file's first save, where the
+        editor reports no file events: Neovim on Linux). One that is excluded or ignored is not
+        listed again at each save (a file event lists again)."""
+        files, path = getattr(self.project, "files", None), os.path.abspath(path)
+        if files is None or path in files or path in self.unlisted:
+            return False
+        changed = self.relist()
+        if path not in self.project.files:
+            self.unlisted.add(path)
+        return changed
+
     async def index_workspace(self) -> None:
         """Summaries of every file of the workspace folders' projects (each folder's root found
         as the CLI finds it, the same files, the same cache). Runs on the event loop, yielding
@@ -533,8 +562,12 @@ def did_save(ls: AotiServer, params: types.DidSaveTextDocumentParams):
     doc = ls.docs.get(params.text_document.uri)
     if doc is not None:
         ls.saved = True  # settled() looks at the disk again: `:wall` writes the other files after this one
+        relisted = ls.saved_unlisted(doc.path)
+        if relisted:
+            ls.generation += 1
+            ls._results.clear()
         ls.recheck(doc)
-        if ls.project.disk_changed() | ls.reread_disk():  # files saved beside it that the editor does not report
+        if ls.project.disk_changed() | ls.reread_disk() | relisted:  # files saved beside it that the editor does not report
             ls.refresh_all()
 
 
@@ -593,6 +626,9 @@ def did_change_configuration(ls: AotiServer, params: types.DidChangeConfiguratio
 @safe
 def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFilesParams):
     changed = False
+    if any(e.type != types.FileChangeType.Changed and (to_fs_path(e.uri) or "").endswith(PY_SUFFIXES)
+           for e in params.changes):
+        changed = ls.relist()  # a file created or deleted: the project's files (a script a command names)
     for event in params.changes:
         path = to_fs_path(event.uri)
         if not path:
