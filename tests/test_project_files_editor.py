@@ -55,16 +55,20 @@ def _title(ls, doc) -> str:
 
 
 def test_a_script_created_after_the_index_is_followed(tmp_path):
+    """A file event lists the project again once events pause (settled: the server's deferred
+    work), not at each event of a burst."""
     ls, doc = _server(tmp_path)
     assert REFUSED in _title(ls, doc)  # the script is not there yet
     (tmp_path / "serve_test.py").write_text(SERVE)
     server_mod.did_change_watched_files(ls, types.DidChangeWatchedFilesParams(
         [types.FileEvent((tmp_path / "serve_test.py").as_uri(), types.FileChangeType.Created)]))
+    ls.settled()  # once events pause: the files are listed again
     assert FOLLOWED in _title(ls, doc)
     assert ls.diagnostics(doc) == _fresh(tmp_path)
     (tmp_path / "serve_test.py").unlink()
     server_mod.did_change_watched_files(ls, types.DidChangeWatchedFilesParams(
         [types.FileEvent((tmp_path / "serve_test.py").as_uri(), types.FileChangeType.Deleted)]))
+    ls.settled()
     assert REFUSED in _title(ls, doc)
 
 
@@ -89,3 +93,18 @@ def test_an_ignored_script_saved_stays_unfollowed_and_is_not_listed_at_every_sav
     for _ in range(3):
         server_mod.did_save(ls, types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(new.uri)))
     assert REFUSED in _title(ls, doc) and len(listings) == 1
+
+
+def test_a_burst_of_file_events_lists_the_project_once(tmp_path, monkeypatch):
+    """`pip install` into a folder of the workspace: many events, one listing, once they pause."""
+    ls, doc = _server(tmp_path)
+    listings = []
+    real = ls.relist
+    monkeypatch.setattr(ls, "relist", lambda: listings.append(1) or real())
+    for k in range(5):
+        (tmp_path / f"new_{k}.py").write_text("x = 1\n")
+        server_mod.did_change_watched_files(ls, types.DidChangeWatchedFilesParams(
+            [types.FileEvent((tmp_path / f"new_{k}.py").as_uri(), types.FileChangeType.Created)]))
+    assert listings == []
+    ls.settled()
+    assert len(listings) == 1 and str(tmp_path / "new_4.py") in ls.project.files

@@ -95,6 +95,7 @@ class AotiServer(LanguageServer):
         self._diagnostics: dict[str, tuple[Result, list, str, bytes]] = {}  # uri -> (result, its diagnostics, encoding, text)
         self.roots: list[str] = []
         self.unlisted: set[str] = set()  # saved files a listing did not hold (relist)
+        self.relist_due = False  # a Python file was created or deleted: settled() lists the files again
         self.generation = 0  # bumps when settings or config files change: part of result ids
         self.config_errors: set[str] = set()
         self.sent = Sent()  # what each document's client holds: refresh only what changed
@@ -341,6 +342,12 @@ class AotiServer(LanguageServer):
         diagnostics may have changed (related locations point into edited files), and read what
         the next keystroke's slice needs of each open file (slice.py)."""
         changed = self.flush_summaries()
+        if self.relist_due:
+            self.relist_due = False
+            if self.relist():
+                self.generation += 1
+                self._results.clear()
+                changed = True
         if self.saved:  # files written with a saved one (a multi-file fix, then `:wall`) that no editor reports
             self.saved = False
             changed |= self.project.disk_changed() | self.reread_disk()
@@ -628,7 +635,10 @@ def did_change_watched_files(ls: AotiServer, params: types.DidChangeWatchedFiles
     changed = False
     if any(e.type != types.FileChangeType.Changed and (to_fs_path(e.uri) or "").endswith(PY_SUFFIXES)
            for e in params.changes):
-        changed = ls.relist()  # a file created or deleted: the project's files (a script a command names)
+        # a file created or deleted: the project's files (a script a command names) are listed
+        # again once events pause (a `pip install` into a folder of the workspace sends bursts)
+        ls.relist_due = True
+        guards.settle(ls)
     for event in params.changes:
         path = to_fs_path(event.uri)
         if not path:
