@@ -389,8 +389,9 @@ def test_the_editor_moves_its_findings_past_an_enter_in_aoti_code_and_slices_the
 
 
 def _editing(name: str, text: str):
-    """(server, document, edit(line, col, end, new) -> the server's result): a document of the
-    generated source opened as an editor does, typing settled."""
+    """(server, document, edit(line, col, end, new[, end_line]) -> the server's result): a
+    document of the generated source opened as an editor does, typing settled; the edit ends on
+    `line` unless `end_line` says another."""
     from lsprotocol import types
 
     path = str(ROOT / name)  # never written: the document is the editor's
@@ -398,9 +399,10 @@ def _editing(name: str, text: str):
     doc = inprocess.opened(ls, Path(path).as_uri(), path, text, pause=True)
     versions = iter(range(1, 1000))
 
-    def edit(line, col, end, new):
+    def edit(line, col, end, new, end_line=None):
         doc.apply([types.TextDocumentContentChangePartial(
-            range=types.Range(types.Position(line, col), types.Position(line, end)), text=new)], next(versions), "utf-16")
+            range=types.Range(types.Position(line, col), types.Position(line if end_line is None else end_line, end)),
+            text=new)], next(versions), "utf-16")
         return ls.result(doc)
 
     return ls, doc, edit
@@ -473,27 +475,16 @@ def test_a_new_statement_typed_and_kept_keeps_the_next_aoti_keystroke_sliced():
     and after a whole function is deleted. Each time the diagnostics equal a fresh server's.
     The slice entry could not follow a change in the number of statements: the AOTI keystroke
     after one was a whole analysis (~300 ms in 20k lines)."""
-    from lsprotocol import types
-
-    text = generated_source(12, 400)
-    path = str(ROOT / "recount_generated.py")  # never written: the document is the editor's
-    ls = inprocess.server()
-    doc = inprocess.opened(ls, Path(path).as_uri(), path, text, pause=True)
-    versions = iter(range(1, 100))
+    ls, doc, edit = _editing("recount_generated.py", generated_source(12, 400))
 
     def lines():
         return doc.source().data.decode().split("\n")
-
-    def edit(line, col, end_line, end, new):
-        doc.apply([types.TextDocumentContentChangePartial(
-            range=types.Range(types.Position(line, col), types.Position(end_line, end)), text=new)], next(versions), "utf-16")
-        return ls.result(doc)
 
     def aoti_keystroke():
         now = lines()
         at = next(i for i, line in enumerate(now) if "aoti_load_package(" in line and "artifacts/" in line)
         col = now[at].index("artifacts/") + len("artifacts/")
-        sliced = edit(at, col, at, col, "y")
+        sliced = edit(at, col, col, "y")
         assert getattr(sliced, "partial", False), "the AOTI keystroke was analysed whole"
         assert ls.diagnostics(doc) == inprocess.fresh_diagnostics(doc)
 
@@ -501,16 +492,16 @@ def test_a_new_statement_typed_and_kept_keeps_the_next_aoti_keystroke_sliced():
     blank = next(i for i, line in enumerate(now) if i > 60 and not line and not now[i - 1]
                  and now[i + 1].startswith("def helper_"))
     count = len(ls.sliced._last[doc.uri].starts)
-    edit(blank, 0, blank, 0, "p")  # a new statement, kept
+    edit(blank, 0, 0, "p")  # a new statement, kept
     entry = ls.sliced._last[doc.uri]
     assert not entry.behind and len(entry.starts) == count + 1
     aoti_keystroke()
-    edit(blank, 1, blank, 1, "rint(len(sys.argv))")  # it grows (the same statements)
+    edit(blank, 1, 1, "rint(len(sys.argv))")  # it grows (the same statements)
     aoti_keystroke()
     now = lines()
     first = next(i for i, line in enumerate(now) if line.startswith("def helper_3("))
     last = next(i for i in range(first + 1, len(now)) if now[i] and not now[i].startswith(" ")) - 1
-    edit(first, 0, last, 0, "")  # a whole function deleted, its blank lines kept
+    edit(first, 0, 0, "", end_line=last)  # a whole function deleted, its blank lines kept
     assert len(ls.sliced._last[doc.uri].starts) == count  # +1 typed, -1 deleted
     aoti_keystroke()
 
