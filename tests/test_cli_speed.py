@@ -333,6 +333,17 @@ def test_a_file_summarised_for_the_jagged_rules_but_not_checked_by_them_imports_
     assert {"aoti_lsp.rules.aoti201", "aoti_lsp.analysis.jagged"} <= mods and "aoti_lsp.fixes.jagged" not in mods
 
 
+def _installed_env() -> dict:
+    """The environment of a run as pip installs aoti-lsp (with `-S`: no site, no editable-install
+    finder): the package's folder and its dependencies' on the path."""
+    import sysconfig
+
+    import aoti_lsp
+
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(aoti_lsp.__file__).parents[1]),
+                                                         sysconfig.get_paths()["purelib"]])}
+
+
 _ALL_MODULES = """
 import sys
 from aoti_lsp.cli.main import main
@@ -374,15 +385,10 @@ def test_a_pre_commit_check_as_installed_imports_neither_contextlib_nor_importli
     importlib.util (aoti_lsp.find_spec asks the finders; ~0.6 ms of the run), nor the importlib
     package itself, which imports warnings (grammar.py loads the grammar with the import system's
     own finder and loader; rules/__init__ imports a rule's module with __import__)."""
-    import sysconfig
-
-    import aoti_lsp
-
     root = _project(tmp_path)
     if shutil.which("git") is not None:
         subprocess.run(["git", "init", "-q", str(root)], check=True)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(aoti_lsp.__file__).parents[1]),
-                                                         sysconfig.get_paths()["purelib"]])}
+    env = _installed_env()
     for name, code, said in (("bad.py", 1, "Found 2 findings."), ("m0.py", 0, "All checks passed!")):
         run = [sys.executable, "-S", "-c", _ALL_MODULES, "--check", f"pkg/{name}"]
         subprocess.run(run, cwd=root, capture_output=True, env=env)  # fills the cache
@@ -399,15 +405,10 @@ def test_a_pre_commit_check_of_a_file_without_aoti_code_imports_neither_re_enum_
     runs it (its template imports no `re`: bench.console_script), reads and writes the cache.
     None of `re` (with enum: ~7 ms), `enum` (findings.Choice) nor the json package (~2 ms more:
     plaindata runs json's C encoder and scanner itself) is imported: the whole run was ~20 ms."""
-    import sysconfig
-
-    import aoti_lsp
-
     root = _project(tmp_path)
     if shutil.which("git") is not None:  # as a commit's: git lists the project
         subprocess.run(["git", "init", "-q", str(root)], check=True)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(aoti_lsp.__file__).parents[1]),
-                                                         sysconfig.get_paths()["purelib"]])}
+    env = _installed_env()
     run = [sys.executable, "-S", "-c", _ALL_MODULES, "--check", "pkg/m0.py"]
     subprocess.run(run, cwd=root, capture_output=True, env=env)  # fills the cache
     (root / "pkg" / "m0.py").write_text(PLAIN + "# edited\n")
@@ -424,15 +425,10 @@ def test_a_pre_commit_check_of_a_file_with_aoti_code_imports_neither_re_nor_fnma
     installed (`-S`): no `re` nor fnmatch (~5 ms of a ~35 ms run). tree-sitter's extension takes
     `re.compile` when it loads and gets a stand-in (treesitter.py); names, keywords and device
     strings are read by bytes; AOTI201's regexes and fnmatch run only where a jagged name is spelt."""
-    import sysconfig
-
-    import aoti_lsp
-
     root = _project(tmp_path)
     if shutil.which("git") is not None:
         subprocess.run(["git", "init", "-q", str(root)], check=True)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(aoti_lsp.__file__).parents[1]),
-                                                         sysconfig.get_paths()["purelib"]])}
+    env = _installed_env()
     run = [sys.executable, "-S", "-c", _ALL_MODULES, "--check", "pkg/bad.py"]
     subprocess.run(run, cwd=root, capture_output=True, env=env)  # fills the cache
     (root / "pkg" / "bad.py").write_text(BAD + "\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
@@ -452,16 +448,11 @@ def test_a_folder_outside_git_without_aoti_code_starts_no_process_nor_imports_ty
     work tree git is still asked, so .gitignore'd files stay out. Run as pip installs the CLI
     (the package and its dependencies on the path, `-S`: no editable-install finder, which
     imports pathlib itself)."""
-    import sysconfig
-
-    import aoti_lsp
-
     (tmp_path / "pkg").mkdir()
     for i in range(5):
         (tmp_path / "pkg" / f"m{i}.py").write_text(PLAIN)
     (tmp_path / "ignored.py").write_text(BAD)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(aoti_lsp.__file__).parents[1]),
-                                                         sysconfig.get_paths()["purelib"]])}
+    env = _installed_env()
     run = [sys.executable, "-S", "-c", _ALL_MODULES, "--check", "--no-cache", "pkg"]
     out = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 0 and "All checks passed!" in out.stderr, out.stderr
@@ -493,14 +484,8 @@ def test_tree_sitter_is_loaded_without_its_init_and_imported_later_as_usual():
             "assert (t.Language, t.Node, t.Parser, t.Query, t.QueryCursor, t.Tree) == (tree_sitter.Language, "
             "tree_sitter.Node, tree_sitter.Parser, tree_sitter.Query, tree_sitter.QueryCursor, tree_sitter.Tree)\n"
             "assert tree_sitter.QueryPredicate and 'typing' in sys.modules\n")
-    import sysconfig
-
-    import aoti_lsp
-
     # as installed (-S: no site, no editable-install finder): the package's folder and its dependencies'
-    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env={
-        **os.environ, "PYTHONPATH": os.pathsep.join([str(Path(aoti_lsp.__file__).parents[1]),
-                                                     sysconfig.get_paths()["purelib"]])})
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=_installed_env())
     assert out.returncode == 0, out.stderr
 
 
